@@ -1,0 +1,118 @@
+#include "dsec/cli/cli.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "dsec/json/jsonl.h"
+
+namespace dsec::cli {
+
+namespace {
+std::atomic<bool> got_signal{false};
+
+void on_signal(int) { got_signal = true; }
+
+void install_signal_handlers() {
+    struct sigaction sa = {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    // A closed pipe downstream shows up as EPIPE from write(), handled as an error.
+    signal(SIGPIPE, SIG_IGN);
+}
+
+std::string env_or(const char* name, const char* fallback) {
+    const char* v = std::getenv(name);
+    return v && *v ? v : fallback;
+}
+}  // namespace
+
+bool interrupted() { return got_signal.load(); }
+
+Error interrupted_error() { return make_error("interrupted", "interrupted by signal"); }
+
+void add_path_options(CLI::App& app, Paths& paths) {
+    paths.root = env_or("DSEC_ROOT", "/var/lib/dsec");
+    paths.run = env_or("DSEC_RUN", "/run/dsec");
+    app.add_option("--root", paths.root, "state directory for layers and uppers (env DSEC_ROOT)")
+        ->capture_default_str();
+    app.add_option("--run", paths.run, "runtime directory for mounts, sandbox state, locks (env DSEC_RUN)")
+        ->capture_default_str();
+}
+
+void report(const Error& e) {
+    (void)jsonl::emit(e.to_record());
+    std::cerr << "dsec: " << e.describe() << std::endl;
+}
+
+int main(CLI::App& app, int argc, char** argv, const std::function<Result<int>()>& body) {
+    install_signal_handlers();
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        Error err = make_error("usage", e.what());
+        (void)jsonl::emit(err.to_record());
+        std::cerr << app.get_name() << ": " << e.what() << "\n"
+                  << "Try '" << app.get_name() << " --help' for more." << std::endl;
+        return kExitUsage;
+    }
+    Result<int> outcome;
+    try {
+        outcome = body();
+    } catch (const std::exception& e) {
+        outcome = fail(make_error("internal", e.what()));
+    }
+    if (!outcome) {
+        const Error& e = outcome.error();
+        if (interrupted() || e.code == "interrupted") {
+            report(interrupted_error());
+            return kExitInterrupted;
+        }
+        report(e);
+        return e.code == "usage" ? kExitUsage : kExitFailed;
+    }
+    if (interrupted()) {
+        report(interrupted_error());
+        return kExitInterrupted;
+    }
+    if (*outcome == kExitOk && jsonl::upstream_failed()) return kExitFailed;
+    return *outcome;
+}
+
+Progress::Progress(std::string label, uint64_t total)
+    : label_(std::move(label)), total_(total), enabled_(::isatty(STDERR_FILENO) == 1) {}
+
+Progress::~Progress() {
+    if (enabled_ && last_permille_ >= 0) std::cerr << "\r\033[K" << std::flush;
+}
+
+void Progress::set(uint64_t done) {
+    done_ = done;
+    if (enabled_) draw();
+}
+
+void Progress::draw() {
+    int permille = total_ ? int(std::min<uint64_t>(done_, total_) * 1000 / total_) : 0;
+    if (permille == last_permille_) return;
+    last_permille_ = permille;
+    constexpr int kWidth = 30;
+    int filled = permille * kWidth / 1000;
+    std::string bar(size_t(filled), '#');
+    bar.resize(kWidth, '.');
+    std::cerr << "\r" << label_ << " [" << bar << "] " << permille / 10 << "." << permille % 10 << "%"
+              << std::flush;
+}
+
+std::string example(const std::string& text) { return "\nExample:\n" + text + "\n"; }
+
+}  // namespace dsec::cli

@@ -1,0 +1,67 @@
+// What every tool's main shares: standard options, the error wrapper, exit codes,
+// interruption and progress bars.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "dsec/sys/error.h"
+
+namespace dsec::cli {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitInterrupted = 130;
+
+/// Where dsec keeps its state: `--root`/DSEC_ROOT (layers, uppers) and
+/// `--run`/DSEC_RUN (mountpoints, sandbox state, locks).
+struct Paths {
+    std::string root;
+    std::string run;
+    std::string layers() const { return root + "/layers"; }
+};
+
+/// Adds --root and --run to `app`, filled from the environment or the defaults.
+void add_path_options(CLI::App& app, Paths& paths);
+
+/// Parses argv, runs `body`, and turns its outcome into the process's exit code: an
+/// error becomes an error record on stdout and a human line on stderr. CLI usage errors
+/// exit 2; SIGINT/SIGTERM during the body exit 130; an upstream error record seen on
+/// stdin makes an otherwise successful run exit 1. `body` may return an exit code.
+int main(CLI::App& app, int argc, char** argv, const std::function<Result<int>()>& body);
+
+/// Reports an error (record on stdout, line on stderr) without exiting; for batches
+/// that go on past a failed item.
+void report(const Error& e);
+
+/// True once SIGINT or SIGTERM arrived; long loops check it and stop.
+bool interrupted();
+
+/// The error to return when interrupted() is seen.
+Error interrupted_error();
+
+/// A progress bar on stderr, drawn only when stderr is a tty.
+class Progress {
+public:
+    Progress(std::string label, uint64_t total);
+    ~Progress();
+    void set(uint64_t done);
+    void add(uint64_t n) { set(done_ + n); }
+
+private:
+    void draw();
+    std::string label_;
+    uint64_t total_;
+    uint64_t done_ = 0;
+    int last_permille_ = -1;
+    bool enabled_;
+};
+
+/// Formats an example section for --help.
+std::string example(const std::string& text);
+
+}  // namespace dsec::cli

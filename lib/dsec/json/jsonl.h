@@ -1,0 +1,42 @@
+// JSON Lines in and out: one object per line, each with "type" and "v":1.
+#pragma once
+
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "dsec/sys/error.h"
+
+namespace dsec::jsonl {
+
+using nlohmann::json;
+
+/// Writes one record to stdout as a single line and flushes it. Adds "v":1 when
+/// missing. Safe to call from several threads. A closed stdout (EPIPE) is an error.
+Status emit(json record);
+
+/// Reads records one line at a time. Blank lines are skipped. A record of type
+/// "error" is passed through to stdout unchanged, remembered, and skipped, so the
+/// first failure reaches the end of a pipeline (see upstream_failed()).
+class Reader {
+public:
+    explicit Reader(std::FILE* in = stdin) : in_(in) {}
+    /// The next record; std::nullopt at end of input. A line that is not a JSON
+    /// object gives an error with code "bad_input" naming the line number.
+    Result<std::optional<json>> next();
+    size_t line() const { return line_; }
+
+private:
+    std::FILE* in_;
+    size_t line_ = 0;
+};
+
+/// True once any Reader passed an upstream error record through.
+bool upstream_failed();
+
+/// Reads a string field, or an error naming the record's line and the field.
+Result<std::string> get_string(const json& record, const char* field);
+
+}  // namespace dsec::jsonl

@@ -1,0 +1,204 @@
+#include "dsec/sys/fs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+
+namespace dsec::fs {
+
+std::string dirname(const std::string& path) {
+    auto slash = path.find_last_of('/');
+    if (slash == std::string::npos) return ".";
+    if (slash == 0) return "/";
+    return path.substr(0, slash);
+}
+
+Status write_all(int fd, std::string_view data, const std::string& what) {
+    while (!data.empty()) {
+        ssize_t n = ::write(fd, data.data(), data.size());
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return fail(sys_error("write", what));
+        }
+        data.remove_prefix(size_t(n));
+    }
+    return {};
+}
+
+Status sync_dir(const std::string& path) {
+    Fd dir(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!dir) return fail(sys_error("open", path));
+    if (::fsync(dir.get()) < 0 && errno != EINVAL) return fail(sys_error("fsync", path));
+    return {};
+}
+
+Status atomic_write(const std::string& path, std::string_view data, unsigned mode) {
+    std::string tmp = path + ".tmp." + std::to_string(::getpid());
+    Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
+    if (!fd) return fail(sys_error("open", tmp));
+    auto cleanup_with = [&](Error e) {
+        ::unlink(tmp.c_str());
+        return fail(std::move(e));
+    };
+    if (auto w = write_all(fd.get(), data, tmp); !w) return cleanup_with(w.error());
+    if (::fchmod(fd.get(), mode) < 0) return cleanup_with(sys_error("fchmod", tmp));
+    if (::fsync(fd.get()) < 0) return cleanup_with(sys_error("fsync", tmp));
+    fd.reset();
+    if (::rename(tmp.c_str(), path.c_str()) < 0) return cleanup_with(sys_error("rename", path));
+    return sync_dir(dirname(path));
+}
+
+Result<std::string> read_file(const std::string& path) {
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) return fail(sys_error("open", path));
+    std::string out;
+    char buf[65536];
+    for (;;) {
+        ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return fail(sys_error("read", path));
+        }
+        if (n == 0) break;
+        out.append(buf, size_t(n));
+    }
+    return out;
+}
+
+Status mkdir_p(const std::string& path, unsigned mode) {
+    if (path.empty()) return {};
+    if (::mkdir(path.c_str(), mode) == 0 || errno == EEXIST) {
+        struct stat st;
+        if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return {};
+        if (errno != ENOENT) return fail(errno_error(ENOTDIR, "mkdir", path));
+    }
+    if (errno != ENOENT) return fail(sys_error("mkdir", path));
+    auto parent = dirname(path);
+    if (parent != path) {
+        if (auto r = mkdir_p(parent, mode); !r) return r;
+    }
+    if (::mkdir(path.c_str(), mode) < 0 && errno != EEXIST) return fail(sys_error("mkdir", path));
+    return {};
+}
+
+// Removes everything inside the directory open at `dirfd`, staying on device `dev`.
+static Status remove_children(int dirfd, dev_t dev, const std::string& path) {
+    int dup = ::fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+    if (dup < 0) return fail(sys_error("dup", path));
+    DIR* dir = ::fdopendir(dup);
+    if (!dir) {
+        ::close(dup);
+        return fail(sys_error("opendir", path));
+    }
+    Status result;
+    while (struct dirent* ent = ::readdir(dir)) {
+        std::string name = ent->d_name;
+        if (name == "." || name == "..") continue;
+        struct stat st;
+        if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0) continue;
+        if (S_ISDIR(st.st_mode)) {
+            if (st.st_dev != dev) {
+                result = fail(errno_error(EBUSY, "remove", path + "/" + name));
+                continue;
+            }
+            Fd child(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            if (!child) continue;
+            // A directory without write permission (e.g. from an archive) still must go.
+            ::fchmod(child.get(), 0700);
+            if (auto r = remove_children(child.get(), dev, path + "/" + name); !r && result) result = r;
+            if (::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) < 0 && result)
+                result = fail(sys_error("rmdir", path + "/" + name));
+        } else if (::unlinkat(dirfd, name.c_str(), 0) < 0 && errno != ENOENT && result) {
+            result = fail(sys_error("unlink", path + "/" + name));
+        }
+    }
+    ::closedir(dir);
+    return result;
+}
+
+Status remove_tree(const std::string& path) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) < 0) {
+        if (errno == ENOENT) return {};
+        return fail(sys_error("lstat", path));
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        if (::unlink(path.c_str()) < 0 && errno != ENOENT) return fail(sys_error("unlink", path));
+        return {};
+    }
+    Fd dir(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!dir) return fail(sys_error("open", path));
+    ::fchmod(dir.get(), 0700);
+    if (auto r = remove_children(dir.get(), st.st_dev, path); !r) return r;
+    if (::rmdir(path.c_str()) < 0 && errno != ENOENT) return fail(sys_error("rmdir", path));
+    return {};
+}
+
+Result<std::vector<std::string>> list_dir(const std::string& path) {
+    std::vector<std::string> names;
+    DIR* dir = ::opendir(path.c_str());
+    if (!dir) {
+        if (errno == ENOENT) return names;
+        return fail(sys_error("opendir", path));
+    }
+    while (struct dirent* ent = ::readdir(dir)) {
+        std::string name = ent->d_name;
+        if (name != "." && name != "..") names.push_back(std::move(name));
+    }
+    ::closedir(dir);
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+bool exists(const std::string& path) {
+    struct stat st;
+    return ::lstat(path.c_str(), &st) == 0;
+}
+
+static Result<Lock> lock_impl(const std::string& path, LockMode mode, bool wait) {
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0 && (errno == EROFS || errno == EACCES)) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return fail(sys_error("open", path));
+    Fd owner(fd);
+    int op = (mode == LockMode::shared ? LOCK_SH : LOCK_EX) | (wait ? 0 : LOCK_NB);
+    while (::flock(fd, op) < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EWOULDBLOCK) return fail(errno_error(EBUSY, "flock", path));
+        return fail(sys_error("flock", path));
+    }
+    return Lock(std::move(owner));
+}
+
+Result<Lock> lock(const std::string& path, LockMode mode) { return lock_impl(path, mode, true); }
+Result<Lock> try_lock(const std::string& path, LockMode mode) { return lock_impl(path, mode, false); }
+
+Result<Lock> lock_dir(const std::string& path, bool wait) {
+    Fd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd) return fail(sys_error("open", path));
+    while (::flock(fd.get(), LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EWOULDBLOCK) return fail(errno_error(EBUSY, "flock", path));
+        return fail(sys_error("flock", path));
+    }
+    return Lock(std::move(fd));
+}
+
+Result<TempDir> TempDir::make(const std::string& parent, const std::string& prefix) {
+    std::string templ = parent + "/" + prefix + "XXXXXX";
+    if (!::mkdtemp(templ.data())) return fail(sys_error("mkdtemp", templ));
+    return TempDir(std::move(templ));
+}
+
+TempDir::TempDir(TempDir&& other) noexcept : path_(std::exchange(other.path_, {})) {}
+
+TempDir::~TempDir() {
+    if (!path_.empty()) (void)remove_tree(path_);
+}
+
+}  // namespace dsec::fs

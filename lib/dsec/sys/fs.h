@@ -1,0 +1,84 @@
+// Filesystem helpers every tool needs: atomic writes, whole-file reads, directory
+// creation and removal, and flock-based locks.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dsec/sys/error.h"
+#include "dsec/sys/fd.h"
+
+namespace dsec::fs {
+
+/// Writes `data` to `path` atomically: a temp file beside it, fsync, rename, fsync of
+/// the directory. Readers see the old content or the new one, never a mix.
+/// On error the temp file is removed and `path` is untouched.
+Status atomic_write(const std::string& path, std::string_view data, unsigned mode = 0644);
+
+/// Reads a whole (small) file. Errors: not_found, io.
+Result<std::string> read_file(const std::string& path);
+
+/// Writes all of `data` to `fd`, retrying short writes and EINTR.
+Status write_all(int fd, std::string_view data, const std::string& what = {});
+
+/// Creates `path` and its missing parents with `mode`. Existing directories are fine.
+Status mkdir_p(const std::string& path, unsigned mode = 0755);
+
+/// Removes `path` and everything below it without following symlinks and without
+/// crossing into other mounts. A missing path is not an error.
+Status remove_tree(const std::string& path);
+
+/// Names in a directory (no "." or ".."), sorted. A missing directory gives an empty list.
+Result<std::vector<std::string>> list_dir(const std::string& path);
+
+/// True when `path` exists (lstat succeeds).
+bool exists(const std::string& path);
+
+/// fsyncs a directory so a rename inside it is durable.
+Status sync_dir(const std::string& path);
+
+/// The directory part of a path ("a/b/c" -> "a/b"; "c" -> ".").
+std::string dirname(const std::string& path);
+
+/// A held flock. Released (and the fd closed) on destruction.
+class Lock {
+public:
+    Lock() = default;
+    explicit Lock(Fd fd) : fd_(std::move(fd)) {}
+    bool held() const { return bool(fd_); }
+
+private:
+    Fd fd_;
+};
+
+enum class LockMode { shared, exclusive };
+
+/// Opens (creating if needed) `path` and takes a flock on it, waiting for it.
+/// On a read-only filesystem an existing lock file is opened read-only (flock still works).
+Result<Lock> lock(const std::string& path, LockMode mode = LockMode::exclusive);
+
+/// Like lock(), but returns an error with code "busy" instead of waiting.
+Result<Lock> try_lock(const std::string& path, LockMode mode = LockMode::exclusive);
+
+/// Takes a flock on a directory itself (no lock file). `wait` false: busy if held.
+Result<Lock> lock_dir(const std::string& path, bool wait = true);
+
+/// A directory made with mkdtemp and removed with everything in it on destruction,
+/// unless keep() was called.
+class TempDir {
+public:
+    /// Creates `parent/prefixXXXXXX`.
+    static Result<TempDir> make(const std::string& parent, const std::string& prefix);
+    TempDir(TempDir&& other) noexcept;
+    TempDir& operator=(TempDir&&) = delete;
+    ~TempDir();
+    const std::string& path() const { return path_; }
+    void keep() { path_.clear(); }
+
+private:
+    explicit TempDir(std::string path) : path_(std::move(path)) {}
+    std::string path_;
+};
+
+}  // namespace dsec::fs

@@ -1,0 +1,22 @@
+#!/bin/sh
+# Install the Debian 12 packages dsec needs to build, test and benchmark.
+# Idempotent: only missing packages are fetched.
+set -eu
+
+build="cmake g++ make pkg-config libcli11-dev nlohmann-json3-dev libarchive-dev \
+libzstd-dev libseccomp-dev libbpf-dev doctest-dev erofs-utils"
+run="busybox-static jq zstd tar util-linux iproute2 fuse3 libfuse3-dev"
+bench="bubblewrap runc gnuplot-nox bpftool clang"
+
+missing=""
+for p in $build $run $bench; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+        || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "dsec: installing:$missing" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # shellcheck disable=SC2086
+    apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi

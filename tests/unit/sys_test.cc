@@ -1,0 +1,76 @@
+#include <doctest/doctest.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+
+#include "dsec/sys/error.h"
+#include "dsec/sys/fs.h"
+#include "dsec/sys/sha256.h"
+
+using namespace dsec;
+
+TEST_CASE("sha256 matches the FIPS 180-4 vectors") {
+    Sha256 empty;
+    CHECK(empty.hex() == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    Sha256 abc;
+    abc.update("abc");
+    CHECK(abc.hex() == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    Sha256 two_blocks;
+    two_blocks.update("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq");
+    CHECK(two_blocks.hex() == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+TEST_CASE("sha256 gives the same digest however the input is split") {
+    std::string data(1000, 'x');
+    for (size_t i = 0; i < data.size(); i++) data[i] = char(i * 7);
+    Sha256 whole;
+    whole.update(data);
+    Sha256 pieces;
+    for (size_t i = 0; i < data.size(); i += 13) pieces.update(data.substr(i, 13));
+    CHECK(whole.hex() == pieces.hex());
+}
+
+TEST_CASE("an error renders as a record with errno and name, and as a human line") {
+    Error e = errno_error(ENOENT, "open", "/nope");
+    e = std::move(e).context("reading layer");
+    auto r = e.to_record();
+    CHECK(r["type"] == "error");
+    CHECK(r["v"] == 1);
+    CHECK(r["code"] == "not_found");
+    CHECK(r["errno"] == ENOENT);
+    CHECK(r["errno_name"] == "ENOENT");
+    CHECK(r["path"] == "/nope");
+    CHECK(e.describe() == "open /nope: reading layer: No such file or directory");
+}
+
+TEST_CASE("atomic_write replaces content and leaves no temp file") {
+    char templ[] = "/tmp/dsec-unit.XXXXXX";
+    REQUIRE(::mkdtemp(templ));
+    std::string dir = templ;
+    REQUIRE(fs::atomic_write(dir + "/f", "one"));
+    REQUIRE(fs::atomic_write(dir + "/f", "two"));
+    CHECK(*fs::read_file(dir + "/f") == "two");
+    CHECK(fs::list_dir(dir)->size() == 1);
+    CHECK(fs::read_file(dir + "/missing").error().code == "not_found");
+    REQUIRE(fs::mkdir_p(dir + "/a/b/c"));
+    CHECK(fs::exists(dir + "/a/b/c"));
+    REQUIRE(fs::remove_tree(dir));
+    CHECK(!fs::exists(dir));
+}
+
+TEST_CASE("a second exclusive lock is refused while the first is held") {
+    char templ[] = "/tmp/dsec-unit.XXXXXX";
+    REQUIRE(::mkdtemp(templ));
+    std::string dir = templ;
+    {
+        auto first = fs::lock(dir + "/lock");
+        REQUIRE(first);
+        auto second = fs::try_lock(dir + "/lock");
+        REQUIRE(!second);
+        CHECK(second.error().code == "busy");
+    }
+    CHECK(fs::try_lock(dir + "/lock"));
+    REQUIRE(fs::remove_tree(dir));
+}

@@ -1,0 +1,128 @@
+// dsec-layer tag, rm, verify, gc: keeping the store named, checked and clean.
+#include <iostream>
+#include <set>
+
+#include "dsec/json/jsonl.h"
+#include "dsec/layer/gc.h"
+#include "dsec/layer/verify.h"
+#include "dsec/mount/usage.h"
+#include "commands.h"
+
+namespace dsec::layer_tool {
+
+using nlohmann::json;
+
+static void add_tag(CLI::App& app, Context& ctx) {
+    auto args = std::make_shared<std::pair<std::string, std::string>>();
+    auto* cmd = app.add_subcommand("tag", "give a layer another name (or move a name to it)");
+    cmd->add_option("REF", args->first, "layer name or digest prefix")->required();
+    cmd->add_option("NAME", args->second, "new name")->required();
+    cmd->callback([&ctx, args] {
+        ctx.action = [&ctx, args]() -> Result<int> {
+            auto store = ctx.store();
+            auto l = store.resolve(args->first);
+            if (!l) return fail(l.error());
+            if (auto r = store.tag(args->second, l->digest); !r) return fail(r.error());
+            if (auto r = jsonl::emit(l->to_record(store.image_path(l->digest))); !r) return fail(r.error());
+            return 0;
+        };
+    });
+}
+
+static void add_rm(CLI::App& app, Context& ctx) {
+    struct Opts {
+        std::vector<std::string> refs;
+        bool name_only = false;
+    };
+    auto opts = std::make_shared<Opts>();
+    auto* cmd = app.add_subcommand("rm", "remove layers (refused while a live sandbox uses one)");
+    cmd->add_option("REF", opts->refs, "layer name or digest prefix")->required();
+    cmd->add_flag("--name-only", opts->name_only, "remove only the name, keep the layer (gc removes it later if unnamed)");
+    cmd->callback([&ctx, opts] {
+        ctx.action = [&ctx, opts]() -> Result<int> {
+            auto store = ctx.store();
+            auto users = mount::layer_users(ctx.paths.run);
+            if (!users) return fail(users.error());
+            for (auto& ref : opts->refs) {
+                auto l = store.resolve(ref);
+                if (!l) return fail(l.error());
+                if (opts->name_only) {
+                    if (auto r = store.untag(ref); !r) return fail(r.error());
+                } else {
+                    if (auto it = users->find(l->digest); it != users->end())
+                        return fail(make_error("busy", "layer " + ref + " is used by " + std::to_string(it->second) +
+                                                           " live sandbox(es); destroy them first"));
+                    if (auto r = store.remove(*l); !r) return fail(r.error());
+                }
+                json rec = {{"type", "removed"}, {"digest", l->digest}, {"ref", ref}, {"name_only", opts->name_only}};
+                if (auto r = jsonl::emit(rec); !r) return fail(r.error());
+            }
+            return 0;
+        };
+    });
+}
+
+static void add_verify(CLI::App& app, Context& ctx) {
+    auto refs = std::make_shared<std::vector<std::string>>();
+    auto* cmd = app.add_subcommand("verify", "recompute digests and check that images read; one verify record each");
+    cmd->add_option("REF", *refs, "layer name or digest prefix; none checks every layer");
+    cmd->callback([&ctx, refs] {
+        ctx.action = [&ctx, refs]() -> Result<int> {
+            auto store = ctx.store();
+            std::vector<layer::Layer> layers;
+            if (refs->empty()) {
+                auto all = store.all();
+                if (!all) return fail(all.error());
+                layers = *all;
+            }
+            for (auto& ref : *refs) {
+                auto l = store.resolve(ref);
+                if (!l) return fail(l.error());
+                layers.push_back(*l);
+            }
+            cli::Progress bar("verifying", layers.size());
+            int bad = 0;
+            for (auto& l : layers) {
+                if (cli::interrupted()) return fail(cli::interrupted_error());
+                auto outcome = layer::verify(store, l);
+                json rec = {{"type", "verify"}, {"digest", l.digest}, {"name", l.name}, {"ok", bool(outcome)}};
+                if (!outcome) {
+                    rec["error"] = outcome.error().describe();
+                    std::cerr << "dsec-layer: " << l.digest << ": " << outcome.error().describe() << "\n";
+                    bad++;
+                }
+                if (auto r = jsonl::emit(rec); !r) return fail(r.error());
+                bar.add(1);
+            }
+            return bad ? 1 : 0;
+        };
+    });
+}
+
+static void add_gc(CLI::App& app, Context& ctx) {
+    auto dry_run = std::make_shared<bool>(false);
+    auto* cmd = app.add_subcommand("gc", "remove unnamed layers, dangling names and leftovers of interrupted builds");
+    cmd->add_flag("-n,--dry-run", *dry_run, "only report what would be removed");
+    cmd->callback([&ctx, dry_run] {
+        ctx.action = [&ctx, dry_run]() -> Result<int> {
+            auto users = mount::layer_users(ctx.paths.run);
+            if (!users) return fail(users.error());
+            std::set<std::string> in_use;
+            for (auto& [d, n] : *users) in_use.insert(d);
+            auto removed = layer::collect_garbage(ctx.store(), in_use, *dry_run);
+            if (!removed) return fail(removed.error());
+            for (auto& item : *removed)
+                if (auto r = jsonl::emit(item); !r) return fail(r.error());
+            return 0;
+        };
+    });
+}
+
+void add_maintenance(CLI::App& app, Context& ctx) {
+    add_tag(app, ctx);
+    add_rm(app, ctx);
+    add_verify(app, ctx);
+    add_gc(app, ctx);
+}
+
+}  // namespace dsec::layer_tool

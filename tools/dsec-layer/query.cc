@@ -1,0 +1,78 @@
+// dsec-layer ls and inspect: layer records, in the order asked.
+#include <iostream>
+
+#include "dsec/json/jsonl.h"
+#include "commands.h"
+
+namespace dsec::layer_tool {
+
+// Resolves one `ls` argument: a name, a digest (prefix) or label=KEY=VALUE.
+static Result<std::vector<layer::Layer>> select(const layer::Store& store, const std::string& ref) {
+    if (ref.rfind("label=", 0) == 0) {
+        std::string kv = ref.substr(6);
+        auto eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0)
+            return fail(make_error("usage", "\"" + ref + "\" is not of the form label=KEY=VALUE"));
+        return store.with_label(kv.substr(0, eq), kv.substr(eq + 1));
+    }
+    auto one = store.resolve(ref);
+    if (!one) return fail(one.error());
+    return std::vector<layer::Layer>{*one};
+}
+
+static Status emit_layer(const layer::Store& store, const layer::Layer& l) {
+    return jsonl::emit(l.to_record(store.image_path(l.digest)));
+}
+
+void add_query(CLI::App& app, Context& ctx) {
+    auto refs = std::make_shared<std::vector<std::string>>();
+    auto* ls = app.add_subcommand("ls", "list layers as records, in the order asked (base first for dsec-mount)");
+    ls->add_option("REF", *refs, "layer name, digest prefix, or label=KEY=VALUE; none lists all");
+    ls->callback([&ctx, refs] {
+        ctx.action = [&ctx, refs]() -> Result<int> {
+            auto store = ctx.store();
+            if (refs->empty()) {
+                auto all = store.all();
+                if (!all) return fail(all.error());
+                for (auto& l : *all)
+                    if (auto r = emit_layer(store, l); !r) return fail(r.error());
+                return 0;
+            }
+            // Resolve everything first: a missing layer fails the whole stack, not half of it.
+            std::vector<layer::Layer> out;
+            for (auto& ref : *refs) {
+                auto some = select(store, ref);
+                if (!some) return fail(some.error());
+                out.insert(out.end(), some->begin(), some->end());
+            }
+            for (auto& l : out)
+                if (auto r = emit_layer(store, l); !r) return fail(r.error());
+            return 0;
+        };
+    });
+
+    auto inspect_refs = std::make_shared<std::vector<std::string>>();
+    auto* inspect = app.add_subcommand("inspect", "show a layer's full metadata, with its names and the image's path");
+    inspect->add_option("REF", *inspect_refs, "layer name or digest prefix")->required();
+    inspect->callback([&ctx, inspect_refs] {
+        ctx.action = [&ctx, inspect_refs]() -> Result<int> {
+            auto store = ctx.store();
+            auto names = store.names();
+            if (!names) return fail(names.error());
+            for (auto& ref : *inspect_refs) {
+                auto l = store.resolve(ref);
+                if (!l) return fail(l.error());
+                auto rec = l->to_record(store.image_path(l->digest));
+                std::vector<std::string> tags;
+                for (auto& [n, d] : *names)
+                    if (d == l->digest) tags.push_back(n);
+                rec["names"] = tags;
+                rec["meta"] = store.meta_path(l->digest);
+                if (auto r = jsonl::emit(rec); !r) return fail(r.error());
+            }
+            return 0;
+        };
+    });
+}
+
+}  // namespace dsec::layer_tool
