@@ -12,6 +12,7 @@ namespace dsec::cli {
 
 namespace {
 std::atomic<bool> got_signal{false};
+std::string program = "dsec";
 
 void on_signal(int) { got_signal = true; }
 
@@ -46,11 +47,12 @@ void add_path_options(CLI::App& app, Paths& paths) {
 
 void report(const Error& e) {
     (void)jsonl::emit(e.to_record());
-    std::cerr << "dsec: " << e.describe() << std::endl;
+    std::cerr << program << ": " << e.describe() << std::endl;
 }
 
 int main(CLI::App& app, int argc, char** argv, const std::function<Result<int>()>& body) {
     install_signal_handlers();
+    program = app.get_name();
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
