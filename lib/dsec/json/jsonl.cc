@@ -47,7 +47,7 @@ Result<std::optional<json>> Reader::next() {
             upstream_error = true;
             std::string passthrough = text + "\n";
             std::lock_guard lock(out_mutex);
-            (void)fs::write_all(STDOUT_FILENO, passthrough, "stdout");
+            (void)fs::write_all(out_fd_, passthrough, "stdout");
             continue;
         }
         std::free(buf);

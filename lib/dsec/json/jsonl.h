@@ -22,7 +22,8 @@ Status emit(json record);
 /// first failure reaches the end of a pipeline (see upstream_failed()).
 class Reader {
 public:
-    explicit Reader(std::FILE* in = stdin) : in_(in) {}
+    /// Reads from `in`; upstream error records are copied to `passthrough_fd`.
+    explicit Reader(std::FILE* in = stdin, int passthrough_fd = 1) : in_(in), out_fd_(passthrough_fd) {}
     /// The next record; std::nullopt at end of input. A line that is not a JSON
     /// object gives an error with code "bad_input" naming the line number.
     Result<std::optional<json>> next();
@@ -30,6 +31,7 @@ public:
 
 private:
     std::FILE* in_;
+    int out_fd_;
     size_t line_ = 0;
 };
 

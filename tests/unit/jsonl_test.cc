@@ -1,0 +1,78 @@
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "dsec/json/jsonl.h"
+
+using namespace dsec;
+
+namespace {
+// A FILE* over a string, for feeding a Reader.
+std::FILE* input(const char* text) { return ::fmemopen(const_cast<char*>(text), std::strlen(text), "r"); }
+}  // namespace
+
+TEST_CASE("reader yields objects, skips blank lines, ends with nullopt") {
+    std::FILE* in = input("{\"type\":\"layer\",\"v\":1}\n\n  \n{\"type\":\"rootfs\",\"v\":1}\n");
+    jsonl::Reader reader(in);
+    auto a = reader.next();
+    REQUIRE(a);
+    REQUIRE(a->has_value());
+    CHECK((**a)["type"] == "layer");
+    auto b = reader.next();
+    REQUIRE(b);
+    CHECK((**b)["type"] == "rootfs");
+    CHECK(reader.line() == 4);
+    auto end = reader.next();
+    REQUIRE(end);
+    CHECK(!end->has_value());
+    std::fclose(in);
+}
+
+TEST_CASE("a malformed line is an error naming its line number") {
+    std::FILE* in = input("{\"type\":\"layer\"}\n{not json\n");
+    jsonl::Reader reader(in);
+    REQUIRE(reader.next());
+    auto bad = reader.next();
+    REQUIRE(!bad);
+    CHECK(bad.error().code == "bad_input");
+    CHECK(bad.error().message.find("line 2") != std::string::npos);
+    std::fclose(in);
+}
+
+TEST_CASE("a JSON value that is not an object is refused") {
+    std::FILE* in = input("[1,2,3]\n");
+    jsonl::Reader reader(in);
+    CHECK(!reader.next());
+    std::fclose(in);
+}
+
+TEST_CASE("an upstream error record is passed through unchanged and remembered") {
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    const char* err = "{\"type\":\"error\",\"v\":1,\"code\":\"not_found\",\"message\":\"x\"}";
+    std::string text = std::string(err) + "\n{\"type\":\"layer\",\"v\":1}\n";
+    std::FILE* in = input(text.c_str());
+    jsonl::Reader reader(in, fds[1]);
+    CHECK(!jsonl::upstream_failed());
+    auto r = reader.next();
+    REQUIRE(r);
+    REQUIRE(r->has_value());
+    CHECK((**r)["type"] == "layer");
+    CHECK(jsonl::upstream_failed());
+    char buf[256] = {};
+    ssize_t n = ::read(fds[0], buf, sizeof buf - 1);
+    CHECK(std::string(buf, size_t(n)) == std::string(err) + "\n");
+    ::close(fds[0]);
+    ::close(fds[1]);
+    std::fclose(in);
+}
+
+TEST_CASE("get_string names the missing field") {
+    auto r = jsonl::get_string({{"id", 3}}, "id");
+    REQUIRE(!r);
+    CHECK(r.error().message.find("\"id\"") != std::string::npos);
+    CHECK(*jsonl::get_string({{"id", "a"}}, "id") == "a");
+}
