@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared set-up for integration tests. Source it first thing:
 #
 #   . "$(dirname "$0")/lib.sh"
@@ -21,8 +22,8 @@ fi
 DSEC_BIN=${DSEC_BIN:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../build" && pwd)}
 DSEC_SRC=${DSEC_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 export PATH="$DSEC_BIN:$PATH"
-TESTS_DIR="$DSEC_SRC/tests"
-DATA="$TESTS_DIR/data"
+export TESTS_DIR="$DSEC_SRC/tests"
+export DATA="$TESTS_DIR/data"
 
 T=$(mktemp -d /tmp/dsec-test.XXXXXX)
 export DSEC_ROOT="$T/root" DSEC_RUN="$T/run"
@@ -38,7 +39,7 @@ _cleanup() {
     local i
     for ((i = ${#_cleanup_hooks[@]} - 1; i >= 0; i--)); do eval "${_cleanup_hooks[$i]}" || true; done
     # Take down anything still mounted below the test's directory, deepest first.
-    grep -o " $T[^ ]*" /proc/self/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+    grep -o " ${T}[^ ]*" /proc/self/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
     rm -rf "$T"
     exit $rc
 }
