@@ -3,6 +3,8 @@
 #include <ftw.h>
 #include <sys/stat.h>
 
+#include <cerrno>
+
 #include "dsec/sys/proc.h"
 
 namespace dsec::layer {
@@ -22,7 +24,14 @@ Status make_image(const std::string& tree, const std::string& image_file, const 
     argv.push_back(image_file);
     argv.push_back(tree);
     auto r = proc::run_checked(argv);
-    if (!r) return fail(std::move(r.error()).context("making EROFS image of " + tree));
+    if (!r) {
+        // mkfs.erofs reports a full disk only in its message; give it the stable code.
+        if (r.error().message.find("No space left") != std::string::npos) {
+            r.error().code = "no_space";
+            r.error().err = ENOSPC;
+        }
+        return fail(std::move(r.error()).context("making EROFS image of " + tree));
+    }
     return {};
 }
 
