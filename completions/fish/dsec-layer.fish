@@ -1,11 +1,15 @@
 # fish completion for dsec-layer
 set -l subs build import import-image export ls inspect tag rm verify gc
 function __dsec_layer_names
-    ls (set -q DSEC_ROOT; and echo $DSEC_ROOT; or echo /var/lib/dsec)/layers/names 2>/dev/null
+    set -l store /var/lib/dsec/layers
+    set -q DSEC_ROOT; and set store $DSEC_ROOT/layers
+    set -q DSEC_STORE; and set store $DSEC_STORE
+    ls $store/names 2>/dev/null
 end
 complete -c dsec-layer -f
 complete -c dsec-layer -l root -r -d 'state directory'
 complete -c dsec-layer -l run -r -d 'runtime directory'
+complete -c dsec-layer -l store -r -d 'layer store directory'
 complete -c dsec-layer -l help -d 'show help'
 complete -c dsec-layer -l version -d 'show version'
 complete -c dsec-layer -n "not __fish_seen_subcommand_from $subs" -a build -d 'build a layer from a directory tree'
