@@ -1,0 +1,189 @@
+#include "dsec/cgroup/cgroup.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "dsec/sys/fs.h"
+
+namespace dsec::cgroup {
+
+namespace {
+constexpr uint64_t kCpuPeriodUs = 100000;
+
+// Control files are written with one write(): a short or split write means nothing.
+Status write_control(const std::string& path, const std::string& value) {
+    Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+    if (!fd) return fail(sys_error("open", path));
+    if (::write(fd.get(), value.data(), value.size()) < 0) return fail(sys_error("write", path).context("value " + value));
+    return {};
+}
+
+Result<uint64_t> read_number(const std::string& path) {
+    auto text = fs::read_file(path);
+    if (!text) return fail(text.error());
+    return std::strtoull(text->c_str(), nullptr, 10);
+}
+
+// "key value" lines (memory.events, cpu.stat, memory.oom_control).
+uint64_t read_key(const std::string& path, const std::string& key) {
+    auto text = fs::read_file(path);
+    if (!text) return 0;
+    std::istringstream in(*text);
+    std::string k;
+    uint64_t v;
+    while (in >> k >> v)
+        if (k == key) return v;
+    return 0;
+}
+
+// Waits a little longer each round: cgroup teardown is asynchronous in the kernel.
+void backoff(int round) { std::this_thread::sleep_for(std::chrono::microseconds(round < 10 ? 200 : 5000)); }
+constexpr int kRounds = 1000;  // about five seconds in all
+}  // namespace
+
+Cgroup::Cgroup(Layout layout, std::string id) : layout_(std::move(layout)), id_(std::move(id)) {
+    std::set<std::string> seen;
+    for (auto& [ctrl, mnt] : layout_.v1)
+        if (seen.insert(mnt).second) dirs_.push_back(mnt + "/" + kParent + "/" + id_);
+    if (!layout_.unified.empty()) {
+        unified_ = layout_.unified + "/" + kParent + "/" + id_;
+        dirs_.push_back(unified_);
+    }
+}
+
+std::string Cgroup::dir_for(const std::string& controller) const {
+    auto it = layout_.v1.find(controller);
+    if (it != layout_.v1.end()) return it->second + "/" + kParent + "/" + id_;
+    return unified_;
+}
+
+std::vector<std::string> Cgroup::procs_files() const {
+    std::vector<std::string> out;
+    for (auto& d : dirs_) out.push_back(d + "/cgroup.procs");
+    return out;
+}
+
+Status Cgroup::create(const Limits& limits) {
+    if (layout_.mode == Mode::v2) {
+        // Controllers must be enabled from the root down to dsec/ for dsec/<id> to have them.
+        (void)fs::mkdir_p(layout_.unified + "/" + kParent);
+        for (const char* c : {"+memory", "+cpu", "+pids"}) {
+            (void)write_control(layout_.unified + "/cgroup.subtree_control", c);
+            (void)write_control(layout_.unified + "/" + kParent + "/cgroup.subtree_control", c);
+        }
+    }
+    for (auto& d : dirs_)
+        if (auto r = fs::mkdir_p(d); !r) return fail(r.error());
+    auto need = [&](const char* ctrl, const std::string& file) -> Result<std::string> {
+        std::string dir = dir_for(ctrl);
+        if (dir.empty() || !fs::exists(dir + "/" + file))
+            return fail(make_error("unsupported", std::string("no ") + ctrl + " controller for this cgroup", dir));
+        return dir;
+    };
+    if (limits.memory) {
+        auto dir = need("memory", layout_.on_v1("memory") ? "memory.limit_in_bytes" : "memory.max");
+        if (!dir) return fail(dir.error());
+        std::string v = std::to_string(limits.memory);
+        if (layout_.on_v1("memory")) {
+            if (auto r = write_control(*dir + "/memory.limit_in_bytes", v); !r) return r;
+            // memsw caps memory+swap: without it a sandbox could swap its way past the limit.
+            if (fs::exists(*dir + "/memory.memsw.limit_in_bytes"))
+                if (auto r = write_control(*dir + "/memory.memsw.limit_in_bytes", v); !r) return r;
+        } else if (auto r = write_control(*dir + "/memory.max", v); !r) {
+            return r;
+        }
+    }
+    if (limits.cpus > 0) {
+        uint64_t quota = uint64_t(limits.cpus * double(kCpuPeriodUs));
+        if (quota < 1000) quota = 1000;  // the kernel's minimum quota is 1 ms
+        if (layout_.on_v1("cpu")) {
+            auto dir = need("cpu", "cpu.cfs_quota_us");
+            if (!dir) return fail(dir.error());
+            if (auto r = write_control(*dir + "/cpu.cfs_period_us", std::to_string(kCpuPeriodUs)); !r) return r;
+            if (auto r = write_control(*dir + "/cpu.cfs_quota_us", std::to_string(quota)); !r) return r;
+        } else {
+            auto dir = need("cpu", "cpu.max");
+            if (!dir) return fail(dir.error());
+            if (auto r = write_control(*dir + "/cpu.max", std::to_string(quota) + " " + std::to_string(kCpuPeriodUs)); !r)
+                return r;
+        }
+    }
+    if (limits.pids) {
+        auto dir = need("pids", "pids.max");
+        if (!dir) return fail(dir.error());
+        if (auto r = write_control(*dir + "/pids.max", std::to_string(limits.pids)); !r) return r;
+    }
+    return {};
+}
+
+Result<uint64_t> Cgroup::memory_usage() const {
+    if (layout_.on_v1("memory")) return read_number(dir_for("memory") + "/memory.usage_in_bytes");
+    return read_number(unified_ + "/memory.current");
+}
+
+Result<uint64_t> Cgroup::cpu_usage_ns() const {
+    if (layout_.on_v1("cpuacct")) return read_number(dir_for("cpuacct") + "/cpuacct.usage");
+    if (!fs::exists(unified_ + "/cpu.stat")) return fail(make_error("unsupported", "no cpu accounting", unified_));
+    return read_key(unified_ + "/cpu.stat", "usage_usec") * 1000;
+}
+
+uint64_t Cgroup::oom_kills() const {
+    if (layout_.on_v1("memory")) return read_key(dir_for("memory") + "/memory.oom_control", "oom_kill");
+    return read_key(unified_ + "/memory.events", "oom_kill");
+}
+
+std::vector<int> Cgroup::pids() const {
+    for (auto& f : procs_files()) {
+        auto text = fs::read_file(f);
+        if (!text) continue;
+        std::vector<int> out;
+        std::istringstream in(*text);
+        int pid;
+        while (in >> pid) out.push_back(pid);
+        return out;
+    }
+    return {};
+}
+
+Status Cgroup::kill_all() const {
+    bool have_kill = !unified_.empty() && fs::exists(unified_ + "/cgroup.kill");
+    std::string freezer = layout_.on_v1("freezer") ? dir_for("freezer") : "";
+    if (!freezer.empty() && !fs::exists(freezer + "/freezer.state")) freezer.clear();
+    for (int round = 0; round < kRounds; round++) {
+        auto left = pids();
+        if (left.empty()) return {};
+        if (have_kill) {
+            (void)write_control(unified_ + "/cgroup.kill", "1");
+        } else {
+            // Frozen tasks cannot fork while we kill them one by one; SIGKILL lands on thaw.
+            if (!freezer.empty()) (void)write_control(freezer + "/freezer.state", "FROZEN");
+            for (int pid : pids()) ::kill(pid, SIGKILL);
+            if (!freezer.empty()) (void)write_control(freezer + "/freezer.state", "THAWED");
+        }
+        backoff(round);
+    }
+    return fail(make_error("busy", "processes survive in the sandbox's cgroup", dirs_.empty() ? "" : dirs_.front()));
+}
+
+Status Cgroup::remove() const {
+    if (auto r = kill_all(); !r) return r;
+    for (auto& d : dirs_) {
+        for (int round = 0;; round++) {
+            if (::rmdir(d.c_str()) == 0 || errno == ENOENT) break;
+            // EBUSY: exiting tasks are still being unlinked from the cgroup.
+            if (errno != EBUSY || round >= kRounds) return fail(sys_error("rmdir", d));
+            backoff(round);
+        }
+    }
+    return {};
+}
+
+}  // namespace dsec::cgroup

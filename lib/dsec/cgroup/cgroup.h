@@ -1,0 +1,67 @@
+// A sandbox's cgroup: `dsec/<id>` in each hierarchy dsec uses (the v1 memory, cpu,
+// cpuacct, pids and freezer hierarchies, and the unified tree when there is one).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dsec/cgroup/detect.h"
+#include "dsec/sys/error.h"
+
+namespace dsec::cgroup {
+
+/// Resource limits; 0 means "no limit".
+struct Limits {
+    uint64_t memory = 0;  // bytes
+    double cpus = 0;      // CPUs' worth of time per period
+    uint64_t pids = 0;    // tasks
+};
+
+/// The cgroup of one sandbox. Holds only paths: nothing is removed unless remove() is
+/// called, so it can describe a half-made cgroup as well as a whole one.
+class Cgroup {
+public:
+    Cgroup(Layout layout, std::string id);
+
+    /// Creates the directories (parents too) and writes the limits. Errors: the failing
+    /// mkdir or write with its path; "unsupported" when a limit has no controller.
+    Status create(const Limits& limits);
+
+    /// Every directory of this cgroup, one per hierarchy (some may not exist).
+    const std::vector<std::string>& dirs() const { return dirs_; }
+    /// The unified-tree directory ("" without cgroup2), usable with CLONE_INTO_CGROUP.
+    const std::string& unified_dir() const { return unified_; }
+    /// The files a process writes its pid into to join (cgroup.procs in every hierarchy).
+    std::vector<std::string> procs_files() const;
+    /// Whether the v1 hierarchies must be joined by writing the pid (always except pure v2).
+    bool needs_v1_join() const { return layout_.mode != Mode::v2; }
+
+    /// Memory charged to the cgroup now, in bytes. Errors: io.
+    Result<uint64_t> memory_usage() const;
+    /// CPU time used so far, in nanoseconds. Errors: io.
+    Result<uint64_t> cpu_usage_ns() const;
+    /// How many times the OOM killer killed a process inside (0 when unknown).
+    uint64_t oom_kills() const;
+    /// Pids in the cgroup (from the first hierarchy that exists).
+    std::vector<int> pids() const;
+
+    /// Kills every process inside and waits until none is left: cgroup.kill where the
+    /// unified tree has it, else freeze, SIGKILL each pid, thaw, until empty.
+    /// Errors: busy when processes survive for seconds.
+    Status kill_all() const;
+    /// kill_all(), then removes every directory. Missing directories are fine.
+    Status remove() const;
+
+private:
+    std::string dir_for(const std::string& controller) const;
+    Layout layout_;
+    std::string id_;
+    std::string unified_;
+    std::vector<std::string> dirs_;
+};
+
+/// The directory prefix below each hierarchy's root under which sandboxes live.
+constexpr const char* kParent = "dsec";
+
+}  // namespace dsec::cgroup

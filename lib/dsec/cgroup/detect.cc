@@ -1,0 +1,91 @@
+#include "dsec/cgroup/detect.h"
+
+#include <mutex>
+#include <sstream>
+#include <vector>
+
+#include "dsec/sys/fs.h"
+
+namespace dsec::cgroup {
+
+namespace {
+// The controllers dsec uses on a v1 hierarchy; named hierarchies (name=systemd) and the
+// others (blkio, devices, ...) are left alone.
+constexpr const char* kControllers[] = {"memory", "cpu", "cpuacct", "pids", "freezer"};
+
+std::vector<std::string> split(std::string_view s, char sep) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    for (;;) {
+        size_t pos = s.find(sep, start);
+        out.emplace_back(s.substr(start, pos - start));
+        if (pos == std::string_view::npos) return out;
+        start = pos + 1;
+    }
+}
+
+// mountinfo escapes spaces and the like as \040.
+std::string unescape(const std::string& s) {
+    std::string out;
+    for (size_t i = 0; i < s.size(); i++) {
+        if (s[i] == '\\' && i + 3 < s.size()) {
+            out += char((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
+            i += 3;
+        } else {
+            out += s[i];
+        }
+    }
+    return out;
+}
+}  // namespace
+
+const char* mode_name(Mode m) {
+    switch (m) {
+        case Mode::v1: return "v1";
+        case Mode::v2: return "v2";
+        case Mode::hybrid: return "hybrid";
+    }
+    return "?";
+}
+
+Result<Layout> parse_mountinfo(std::string_view mountinfo) {
+    Layout layout;
+    bool any = false;
+    std::istringstream in{std::string(mountinfo)};
+    std::string line;
+    while (std::getline(in, line)) {
+        // "id parent maj:min root mountpoint opts [optional...] - fstype source superopts"
+        auto dash = line.find(" - ");
+        if (dash == std::string::npos) continue;
+        auto left = split(std::string_view(line).substr(0, dash), ' ');
+        auto right = split(std::string_view(line).substr(dash + 3), ' ');
+        if (left.size() < 5 || right.size() < 3) continue;
+        const std::string& fstype = right[0];
+        std::string mountpoint = unescape(left[4]);
+        if (fstype == "cgroup2") {
+            if (layout.unified.empty()) layout.unified = mountpoint;
+            any = true;
+        } else if (fstype == "cgroup") {
+            any = true;
+            for (auto& opt : split(right[2], ','))
+                for (const char* c : kControllers)
+                    if (opt == c && !layout.v1.count(opt)) layout.v1[opt] = mountpoint;
+        }
+    }
+    if (!any) return fail(make_error("not_found", "no cgroup filesystem is mounted", "/proc/self/mountinfo"));
+    if (layout.v1.empty()) layout.mode = Mode::v2;
+    else layout.mode = layout.unified.empty() ? Mode::v1 : Mode::hybrid;
+    return layout;
+}
+
+Result<Layout> detect() {
+    static std::once_flag once;
+    static Result<Layout> cached = fail(make_error("internal", "cgroup layout not read"));
+    std::call_once(once, [] {
+        auto text = fs::read_file("/proc/self/mountinfo");
+        cached = text ? parse_mountinfo(*text) : Result<Layout>(fail(text.error()));
+    });
+    return cached;
+}
+
+}  // namespace dsec::cgroup

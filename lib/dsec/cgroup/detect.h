@@ -1,0 +1,36 @@
+// Which cgroup layout the host has: v2 (unified only), v1 (controllers in their own
+// hierarchies) or hybrid (v1 controllers plus a v2 tree that holds no controllers).
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "dsec/sys/error.h"
+
+namespace dsec::cgroup {
+
+enum class Mode { v1, v2, hybrid };
+
+/// Where the hierarchies are mounted.
+struct Layout {
+    Mode mode = Mode::v2;
+    std::string unified;                         // cgroup2 mount point ("" when none)
+    std::map<std::string, std::string> v1;       // controller -> mount point of its hierarchy
+
+    /// True when `controller` is handled by a v1 hierarchy (else by the unified tree).
+    bool on_v1(const std::string& controller) const { return v1.count(controller) != 0; }
+};
+
+/// Parses /proc/self/mountinfo text. Controllers mounted on v1 win over the unified tree
+/// (that is what the kernel does: a controller lives in one hierarchy at a time).
+/// Errors: not_found when no cgroup filesystem is mounted at all.
+Result<Layout> parse_mountinfo(std::string_view mountinfo);
+
+/// Reads /proc/self/mountinfo once and caches the answer for the process's lifetime.
+Result<Layout> detect();
+
+/// "v1", "v2" or "hybrid".
+const char* mode_name(Mode m);
+
+}  // namespace dsec::cgroup

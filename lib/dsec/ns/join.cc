@@ -1,0 +1,80 @@
+#include "dsec/ns/join.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+#include "dsec/mount/usage.h"
+#include "dsec/ns/spawn.h"
+
+namespace dsec::ns {
+
+namespace {
+// What the helper sends back: the child's pid, or the step that failed and its errno.
+struct Report {
+    int pid;
+    int err;
+    char op[48];
+};
+
+[[noreturn]] void helper(const JoinSpec& spec, int pidfd, int report_fd, const std::function<void()>& body) {
+    Report rep{};
+    auto send_fail = [&](const char* op) {
+        rep.err = errno;
+        std::snprintf(rep.op, sizeof rep.op, "%s", op);
+        (void)!::write(report_fd, &rep, sizeof rep);
+        ::_exit(1);
+    };
+    // Cgroups first: the child then starts inside the sandbox's limits.
+    for (auto& f : spec.cgroup_procs) {
+        int fd = ::open(f.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0 && errno == ENOENT) continue;  // a hierarchy without this sandbox
+        if (fd < 0 || ::write(fd, "0", 1) < 0) send_fail("join cgroup");
+        ::close(fd);
+    }
+    int flags = spec.namespaces ? spec.namespaces : sandbox_namespaces() | CLONE_NEWCGROUP;
+    if (::setns(pidfd, flags) < 0) send_fail("setns");
+    // CLONE_PARENT: the child is ours (dsec-run's) to wait for, not this helper's.
+    long pid = ::syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0);
+    if (pid < 0) send_fail("clone");
+    if (pid == 0) {
+        body();
+        ::_exit(127);
+    }
+    rep.pid = int(pid);
+    (void)!::write(report_fd, &rep, sizeof rep);
+    ::_exit(0);
+}
+}  // namespace
+
+Result<Joined> spawn_inside(const JoinSpec& spec, const std::function<void()>& body) {
+    Fd pidfd(int(::syscall(SYS_pidfd_open, spec.init_pid, 0)));
+    if (!pidfd || !mount::process_alive(spec.init_pid, spec.init_start))
+        return fail(make_error("not_running", "the sandbox's init process is gone"));
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
+    Fd rd(p[0]), wr(p[1]);
+    pid_t h = ::fork();
+    if (h < 0) return fail(sys_error("fork"));
+    if (h == 0) helper(spec, pidfd.get(), wr.get(), body);
+    wr.reset();
+    Report rep{};
+    ssize_t n;
+    while ((n = ::read(rd.get(), &rep, sizeof rep)) < 0 && errno == EINTR) {
+    }
+    while (::waitpid(h, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    if (n != ssize_t(sizeof rep)) return fail(make_error("io", "the join helper died"));
+    if (rep.pid <= 0) return fail(errno_error(rep.err, rep.op, "sandbox init " + std::to_string(spec.init_pid)));
+    Joined j{rep.pid, Fd(int(::syscall(SYS_pidfd_open, rep.pid, 0)))};
+    if (!j.pidfd) return fail(sys_error("pidfd_open", std::to_string(rep.pid)));
+    return j;
+}
+
+}  // namespace dsec::ns

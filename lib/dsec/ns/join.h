@@ -1,0 +1,33 @@
+// Entering a running sandbox from outside: its cgroups, then its namespaces through a
+// pidfd of its init, then a child inside its pid namespace.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "dsec/sys/error.h"
+#include "dsec/sys/fd.h"
+
+namespace dsec::ns {
+
+struct JoinSpec {
+    int init_pid = 0;
+    unsigned long long init_start = 0;        // to refuse a reused pid
+    std::vector<std::string> cgroup_procs;    // cgroup.procs files to join first
+    int namespaces = 0;                       // CLONE_NEW* set for setns; 0: all of a sandbox's
+};
+
+/// A process started inside the sandbox: our child, with a pidfd.
+struct Joined {
+    int pid = 0;
+    Fd pidfd;
+};
+
+/// Forks a helper that joins the cgroups and the init's namespaces, and from it a child
+/// (re-parented to us with CLONE_PARENT) that runs `body` inside the sandbox; `body`
+/// must not return (it execs or _exits). Errors: not_running (init gone), the failing
+/// setns/cgroup step.
+Result<Joined> spawn_inside(const JoinSpec& spec, const std::function<void()>& body);
+
+}  // namespace dsec::ns

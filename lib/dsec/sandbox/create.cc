@@ -1,0 +1,157 @@
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "dsec/mount/overlay.h"
+#include "dsec/mount/usage.h"
+#include "dsec/ns/spawn.h"
+#include "dsec/sandbox/disk.h"
+#include "dsec/sandbox/sandbox.h"
+
+namespace dsec::sandbox {
+
+namespace {
+// A lowerdir must be a mounted layer: a bare directory means dsec-mount never ran (or
+// the host rebooted), and an overlay over it would silently be empty.
+Status check_mounted(const mount::Rootfs& rootfs) {
+    for (auto& dir : rootfs.lowerdirs) {
+        struct stat st, parent;
+        if (::stat(dir.c_str(), &st) < 0 || ::stat((dir + "/..").c_str(), &parent) < 0 || st.st_dev == parent.st_dev)
+            return fail(make_error("not_mounted", "layer is not mounted (run dsec-mount first)", dir));
+    }
+    if (rootfs.lowerdirs.empty()) return fail(make_error("bad_input", "rootfs has no layers", rootfs.id));
+    return {};
+}
+
+// The image's config supplies defaults the options override.
+json resolve_config(const mount::Rootfs& rootfs, const CreateOptions& o) {
+    const json& cfg = rootfs.config.is_object() ? rootfs.config : json::object();
+    std::vector<std::string> env = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                                    "HOME=/root"};
+    auto set = [&](const std::string& kv) {
+        auto key = kv.substr(0, kv.find('='));
+        std::erase_if(env, [&](const std::string& e) { return e.substr(0, e.find('=')) == key; });
+        env.push_back(kv);
+    };
+    if (cfg.contains("env") && cfg["env"].is_array())
+        for (auto& e : cfg["env"])
+            if (e.is_string()) set(e.get<std::string>());
+    for (auto& e : o.env) set(e);
+    std::string workdir = o.workdir;
+    if (workdir.empty()) workdir = cfg.value("workdir", "");
+    if (workdir.empty()) workdir = "/";
+    std::string user = o.user;
+    if (user.empty()) {
+        std::string u = cfg.value("user", "");
+        user = (!u.empty() && u.find_first_not_of("0123456789:") == std::string::npos) ? u : "0";
+    }
+    return {{"env", env}, {"workdir", workdir}, {"user", user}};
+}
+
+// The descriptors start_init() needs: the unified cgroup directory and the v1 procs files.
+struct CgroupFds {
+    Fd unified;
+    std::vector<Fd> join;
+};
+
+Result<CgroupFds> open_cgroup_fds(const cgroup::Cgroup& cg) {
+    CgroupFds fds;
+    for (auto& dir : cg.dirs()) {
+        if (dir == cg.unified_dir()) {
+            fds.unified.reset(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+            if (!fds.unified) return fail(sys_error("open", dir));
+            continue;
+        }
+        Fd f(::open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
+        if (!f) return fail(sys_error("open", dir + "/cgroup.procs"));
+        fds.join.push_back(std::move(f));
+    }
+    return fds;
+}
+
+Result<json> build(const Paths& paths, const mount::Rootfs& rootfs, const CreateOptions& o, const std::string& id,
+                   json& state) {
+    if (auto r = check_mounted(rootfs); !r) return fail(r.error());
+    auto layout = cgroup::detect();
+    if (!layout) return fail(layout.error());
+    cgroup::Cgroup cg(*layout, id);
+    if (auto r = cg.create(o.limits); !r) return fail(r.error());
+
+    // The overlay is made here, on the host, where the layer paths resolve; the init
+    // attaches it inside its own mount namespace, so the host's table never sees it.
+    auto upper = prepare_upper(rootfs, o.disk);
+    if (!upper) return fail(upper.error());
+    auto overlay = mount::make_overlay({rootfs.lowerdirs, upper->upper, upper->work, false});
+    if (!overlay) return fail(overlay.error());
+    std::string root = paths.root_mount(id);
+    if (::mkdir(root.c_str(), 0755) < 0 && errno != EEXIST) return fail(sys_error("mkdir", root));
+
+    auto fds = open_cgroup_fds(cg);
+    if (!fds) return fail(fds.error());
+    ns::InitSpec spec;
+    spec.program = o.init_program;
+    spec.argv = {"dsec-init", root, o.hostname.empty() ? id.substr(0, 63) : o.hostname};
+    spec.mount_fd = overlay->get();
+    spec.unified_cgroup_fd = fds->unified ? fds->unified.get() : -1;
+    for (auto& f : fds->join) spec.join_fds.push_back(f.get());
+    auto init = ns::start_init(spec);
+    if (!init) return fail(init.error());
+
+    state["pid"] = init->pid;
+    state["pid_start"] = mount::process_start(init->pid);
+    state["state"] = "running";
+    state["cgroup"] = {{"mode", cgroup::mode_name(layout->mode)}, {"dirs", cg.dirs()}};
+    if (auto r = save(paths, state); !r) return fail(r.error());
+    return state;
+}
+}  // namespace
+
+Result<json> create(const Paths& paths, const mount::Rootfs& rootfs, const CreateOptions& o) {
+    std::string id = !o.id.empty() ? o.id : !rootfs.id.empty() ? rootfs.id : random_id();
+    if (auto r = check_id(id); !r) return fail(r.error());
+    if (auto r = fs::mkdir_p(paths.sandboxes(), 0700); !r) return fail(r.error());
+    // mkdir is the claim on the id: a second create of the same id fails here.
+    if (::mkdir(paths.state_dir(id).c_str(), 0700) < 0) {
+        if (errno == EEXIST) return fail(make_error("exists", "sandbox \"" + id + "\" already exists", id));
+        return fail(sys_error("mkdir", paths.state_dir(id)));
+    }
+    auto held = lock(paths, id);
+    if (!held) return fail(held.error());
+
+    json limits = json::object();
+    if (o.limits.memory) limits["memory"] = o.limits.memory;
+    if (o.limits.cpus > 0) limits["cpus"] = o.limits.cpus;
+    if (o.limits.pids) limits["pids"] = o.limits.pids;
+    if (o.disk) limits["disk"] = o.disk;
+    json state = {{"id", id},
+                  {"state", "creating"},
+                  {"pid", 0},
+                  {"pid_start", 0},
+                  {"kind", "container"},
+                  {"hostname", o.hostname.empty() ? id.substr(0, 63) : o.hostname},
+                  {"rootfs", rootfs.to_record()},
+                  {"limits", limits},
+                  {"labels", o.labels},
+                  {"network", o.network},
+                  {"created", now_rfc3339()},
+                  {"created_unix", now_unix()},
+                  {"ttl", o.ttl_ms ? json(double(o.ttl_ms) / 1000) : json(nullptr)},
+                  {"idle_ttl", o.idle_ttl_ms ? json(double(o.idle_ttl_ms) / 1000) : json(nullptr)},
+                  {"last_exec", nullptr}};
+    state.update(resolve_config(rootfs, o));
+    if (!o.policy.empty()) state["policy"] = o.policy;
+    // Written before any work: a crash from here on leaves a state destroy() can finish.
+    if (auto r = save(paths, state); !r) return fail(r.error());
+
+    auto made = build(paths, rootfs, o, id, state);
+    if (!made) {
+        held = fs::Lock();
+        (void)destroy(paths, id, Missing::ok);
+        return fail(made.error());
+    }
+    return public_record(*made);
+}
+
+}  // namespace dsec::sandbox

@@ -1,0 +1,67 @@
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "dsec/sandbox/sandbox.h"
+
+namespace dsec::sandbox {
+
+namespace {
+// Killing pid 1 of a pid namespace kills everything in it; the pidfd tells when it is gone.
+void kill_init(const json& state) {
+    if (!init_alive(state)) return;
+    int pid = state.value("pid", 0);
+    Fd pidfd(int(::syscall(SYS_pidfd_open, pid, 0)));
+    if (!pidfd || !init_alive(state)) return;  // re-check: the pid may have been reused meanwhile
+    ::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0);
+    struct pollfd p = {pidfd.get(), POLLIN, 0};
+    while (::poll(&p, 1, 5000) < 0 && errno == EINTR) {
+    }
+}
+
+bool anything_left(const Paths& paths, const std::string& id, const cgroup::Cgroup& cg) {
+    if (fs::exists(paths.state_dir(id)) || fs::exists(paths.data_dir(id))) return true;
+    for (auto& d : cg.dirs())
+        if (fs::exists(d)) return true;
+    return false;
+}
+}  // namespace
+
+Result<json> destroy(const Paths& paths, const std::string& id, Missing missing) {
+    if (auto r = check_id(id); !r) return fail(r.error());
+    auto layout = cgroup::detect();
+    if (!layout) return fail(layout.error());
+    cgroup::Cgroup cg(*layout, id);
+    if (!anything_left(paths, id, cg)) {
+        if (missing == Missing::error)
+            return fail(make_error("not_found", "no sandbox \"" + id + "\" (unknown or destroyed)", id));
+        return json{{"type", "sandbox"}, {"v", 1}, {"id", id}, {"state", "absent"}};
+    }
+    fs::Lock held;
+    if (fs::exists(paths.state_dir(id))) {
+        auto l = lock(paths, id);
+        if (l) held = std::move(*l);
+    }
+    // Whatever the state says (or if it is unreadable), mark the teardown first so that a
+    // crash in the middle is seen and finished by the next destroy or gc.
+    auto state = load(paths, id);
+    json st = state ? *state : json{{"id", id}};
+    if (fs::exists(paths.state_dir(id))) {
+        st["state"] = "destroying";
+        (void)save(paths, st);
+    }
+    kill_init(st);
+    if (auto r = cg.remove(); !r) return fail(r.error());
+    // The overlay's mount went with the mount namespace; what is left is plain files.
+    if (auto r = fs::remove_tree(paths.data_dir(id)); !r) return fail(r.error());
+    std::string rootfs_id = st.contains("rootfs") && st["rootfs"].is_object() ? st["rootfs"].value("id", "") : "";
+    if (!rootfs_id.empty() && rootfs_id != id && check_id(rootfs_id))
+        if (auto r = fs::remove_tree(paths.data_dir(rootfs_id)); !r) return fail(r.error());
+    if (auto r = fs::remove_tree(paths.state_dir(id)); !r) return fail(r.error());
+    return json{{"type", "sandbox"}, {"v", 1}, {"id", id}, {"state", "destroyed"}};
+}
+
+}  // namespace dsec::sandbox

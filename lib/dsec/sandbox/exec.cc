@@ -1,0 +1,178 @@
+#include "dsec/sandbox/exec.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "dsec/cgroup/cgroup.h"
+#include "dsec/ns/join.h"
+#include "dsec/sandbox/limits.h"
+#include "dsec/sandbox/relay.h"
+
+extern char** environ;
+
+namespace dsec::sandbox {
+
+namespace {
+// How the child reports a failure before exec: which step and the errno.
+struct ChildError {
+    int stage;  // 0 chdir, 1 set user, 2 exec
+    int err;
+};
+
+// Everything the child needs, built before forking.
+struct Prepared {
+    std::vector<std::string> env_store;
+    std::vector<char*> argv, envp;
+    std::string workdir;
+    User user;
+};
+
+Result<Prepared> prepare(const json& state, const ExecOptions& o) {
+    Prepared p;
+    for (auto& e : state.value("env", json::array()))
+        if (e.is_string()) p.env_store.push_back(e.get<std::string>());
+    for (auto& kv : o.env) {
+        auto key = kv.substr(0, kv.find('=') + 1);
+        std::erase_if(p.env_store, [&](const std::string& e) { return e.rfind(key, 0) == 0; });
+        p.env_store.push_back(kv);
+    }
+    if (o.tty && std::none_of(p.env_store.begin(), p.env_store.end(),
+                              [](const std::string& e) { return e.rfind("TERM=", 0) == 0; })) {
+        const char* term = std::getenv("TERM");
+        p.env_store.push_back(std::string("TERM=") + (term ? term : "xterm"));
+    }
+    for (auto& e : p.env_store) p.envp.push_back(e.data());
+    p.envp.push_back(nullptr);
+    for (auto& a : o.argv) p.argv.push_back(const_cast<char*>(a.c_str()));
+    p.argv.push_back(nullptr);
+    p.workdir = !o.workdir.empty() ? o.workdir : state.value("workdir", "/");
+    auto user = parse_user(!o.user.empty() ? o.user : state.value("user", "0"));
+    if (!user) return fail(user.error());
+    p.user = *user;
+    return p;
+}
+
+// Runs in the child, inside the sandbox: only async-signal-safe calls.
+[[noreturn]] void child_main(const Prepared& p, const Io& io, int err_fd) {
+    auto die = [&](int stage, int code) {
+        ChildError ce{stage, errno};
+        (void)!::write(err_fd, &ce, sizeof ce);
+        ::_exit(code);
+    };
+    // Its own session: the whole command tree can be found and killed by session id.
+    ::setsid();
+    if (io.tty_slave >= 0 && ::ioctl(io.tty_slave, TIOCSCTTY, 0) < 0) die(1, 126);
+    int fds[3] = {io.child_in, io.child_out, io.child_err};
+    for (int i = 0; i < 3; i++)
+        if (fds[i] >= 0 && ::dup2(fds[i], i) < 0) die(1, 126);
+    // No host descriptor may leak into the sandbox.
+    ::syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
+    if (::chdir(p.workdir.c_str()) < 0) die(0, 126);
+    if (::setgroups(0, nullptr) < 0 || ::setgid(p.user.gid) < 0 || ::setuid(p.user.uid) < 0) die(1, 126);
+    signal(SIGPIPE, SIG_DFL);
+    environ = const_cast<char**>(p.envp.data());
+    ::execvp(p.argv[0], p.argv.data());
+    die(2, errno == ENOENT ? 127 : 126);
+}
+
+// Field 6 of /proc/<pid>/stat: the session id (in the host's pid namespace).
+int session_of(int pid) {
+    auto stat = fs::read_file("/proc/" + std::to_string(pid) + "/stat");
+    if (!stat) return 0;
+    auto close = stat->rfind(')');
+    if (close == std::string::npos) return 0;
+    int state_ppid_pgrp_session[4] = {};
+    char st;
+    if (std::sscanf(stat->c_str() + close + 1, " %c %d %d %d", &st, &state_ppid_pgrp_session[1],
+                    &state_ppid_pgrp_session[2], &state_ppid_pgrp_session[3]) != 4)
+        return 0;
+    return state_ppid_pgrp_session[3];
+}
+
+// The command's tree is its session: its group and any process that kept the session
+// (a process that called setsid itself has left on purpose, like a daemon).
+void kill_session(const cgroup::Cgroup& cg, int sid) {
+    ::kill(-sid, SIGKILL);
+    for (int pid : cg.pids())
+        if (session_of(pid) == sid) ::kill(pid, SIGKILL);
+}
+
+Status record_exec(const Paths& paths, const std::string& id) {
+    auto held = lock(paths, id);
+    if (!held) return fail(held.error());
+    auto state = load(paths, id);
+    if (!state) return fail(state.error());
+    (*state)["last_exec"] = now_rfc3339();
+    (*state)["last_exec_unix"] = now_unix();
+    return save(paths, *state);
+}
+}  // namespace
+
+nlohmann::json ExecResult::to_record(const std::string& id) const {
+    json r = {{"type", "result"},         {"v", 1},
+              {"id", id},                 {"exit_code", exit_code},
+              {"signal", signal ? json(signal) : json(nullptr)},
+              {"stdout", out},            {"stderr", err},
+              {"stdout_truncated", out_truncated},
+              {"stderr_truncated", err_truncated},
+              {"duration_ms", duration_ms}, {"timed_out", timed_out}};
+    if (!note.empty()) r["note"] = note;
+    return r;
+}
+
+Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOptions& o) {
+    if (auto r = check_id(id); !r) return fail(r.error());
+    if (o.argv.empty()) return fail(make_error("usage", "no command given (dsec-run exec ID -- CMD...)"));
+    auto state = load(paths, id);
+    if (!state) return fail(state.error());
+    std::string s = state->value("state", "");
+    if (s != "running") return fail(make_error("not_running", "sandbox \"" + id + "\" is " + s, id));
+    auto prepared = prepare(*state, o);
+    if (!prepared) return fail(prepared.error());
+    if (auto r = record_exec(paths, id); !r) return fail(r.error());
+
+    auto layout = cgroup::detect();
+    if (!layout) return fail(layout.error());
+    cgroup::Cgroup cg(*layout, id);
+    ns::JoinSpec spec{state->value("pid", 0), state->value("pid_start", 0ULL), cg.procs_files(), 0};
+
+    auto io = Io::make(o);
+    if (!io) return fail(io.error());
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
+    Fd err_r(p[0]), err_w(p[1]);
+    auto start = std::chrono::steady_clock::now();
+    auto child = ns::spawn_inside(spec, [&] { child_main(*prepared, *io, err_w.get()); });
+    if (!child) {
+        if (child.error().code == "not_running")
+            return fail(make_error("not_running", "sandbox \"" + id + "\" has no live init (destroy it)", id));
+        return fail(child.error());
+    }
+    err_w.reset();
+    io->close_child_ends();
+
+    auto result = supervise(*child, *io, o, [&] { kill_session(cg, child->pid); });
+    if (!result) return fail(result.error());
+    result->duration_ms = uint64_t(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                       std::chrono::steady_clock::now() - start).count());
+    ChildError ce{};
+    if (::read(err_r.get(), &ce, sizeof ce) == ssize_t(sizeof ce)) {
+        static const char* stages[] = {"cannot enter working directory", "cannot switch user",
+                                       "cannot execute command"};
+        result->note = std::string(stages[ce.stage % 3]) + ": " + errno_name(ce.err);
+        if (ce.stage == 2 && ce.err == ENOENT) result->note = "command not found: " + o.argv[0];
+    }
+    if (result->signal == SIGKILL && !fs::exists(paths.state_file(id))) result->note = "sandbox destroyed during exec";
+    return result;
+}
+
+}  // namespace dsec::sandbox

@@ -1,0 +1,43 @@
+// Parsing of the human-friendly values dsec-run takes: sizes (512M), CPU counts (0.5),
+// durations (30m) and users (1000:1000).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dsec/sys/error.h"
+
+namespace dsec::sandbox {
+
+/// "512M", "2G", "1.5G", "4096", "64k" -> bytes (binary units, K/M/G/T, optional "i"/"B").
+/// Errors: usage naming the value.
+Result<uint64_t> parse_size(const std::string& text);
+
+/// "0.5", "2" -> CPUs (positive, at most 4096). Errors: usage.
+Result<double> parse_cpus(const std::string& text);
+
+/// "30m", "1h30m", "45s", "500ms", "2d", "90" (seconds) -> milliseconds. Errors: usage.
+Result<uint64_t> parse_duration_ms(const std::string& text);
+
+/// A positive whole number ("--pids 64"). Errors: usage.
+Result<uint64_t> parse_count(const std::string& text, const char* what);
+
+/// A numeric "UID[:GID]" (GID defaults to UID).
+struct User {
+    unsigned uid = 0;
+    unsigned gid = 0;
+};
+/// Errors: usage.
+Result<User> parse_user(const std::string& text);
+
+/// Each entry is K=V with a non-empty K. Errors: usage naming `option`.
+Status check_env(const std::vector<std::string>& env, const char* option);
+
+/// A sandbox id: 1-64 of [A-Za-z0-9_.-], not starting with '.' or '-'. Errors: bad_input.
+Status check_id(const std::string& id);
+
+/// A fresh random id (12 hex digits).
+std::string random_id();
+
+}  // namespace dsec::sandbox

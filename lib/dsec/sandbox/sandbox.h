@@ -1,0 +1,53 @@
+// The sandbox lifecycle: create, destroy, and the options they take.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dsec/cgroup/cgroup.h"
+#include "dsec/mount/rootfs.h"
+#include "dsec/sandbox/limits.h"
+#include "dsec/sandbox/state.h"
+
+namespace dsec::sandbox {
+
+/// What `dsec-run create` was asked for, beyond the rootfs.
+struct CreateOptions {
+    std::string id;                     // empty: the rootfs's id, else a random one
+    std::string hostname;               // empty: the id
+    cgroup::Limits limits;
+    uint64_t disk = 0;                  // bytes the upper may hold (0: no cap)
+    std::vector<std::string> env;       // K=V, on top of the image's env
+    std::string workdir;                // empty: the image's, else "/"
+    std::string user;                   // "UID[:GID]"; empty: the image's numeric user, else 0
+    std::string network = "none";       // only "none": loopback, up
+    uint64_t ttl_ms = 0;
+    uint64_t idle_ttl_ms = 0;
+    std::map<std::string, std::string> labels;
+    std::string policy;                 // path of a dsec-guard policy, recorded only
+    std::string init_program;           // path of dsec-init
+};
+
+/// Creates one sandbox from a mounted rootfs and returns its state record. The state is
+/// written as "creating" before any work, so a crash leaves something destroy() can
+/// finish; on error everything made so far is removed again.
+/// Errors: exists, not_mounted (a layer), the failing cgroup/mount/clone step.
+Result<json> create(const Paths& paths, const mount::Rootfs& rootfs, const CreateOptions& options);
+
+/// How destroy() treats an id it does not know.
+enum class Missing { error, ok };
+
+/// Kills everything in the sandbox, removes its cgroups, upper/work and state. Copes with
+/// half-made sandboxes (no init, partial cgroups, missing upper, partial state).
+/// Returns the record {"type":"sandbox","id","state":"destroyed"|"absent"}.
+/// Errors: not_found (unknown id, Missing::error), busy (processes that do not die).
+Result<json> destroy(const Paths& paths, const std::string& id, Missing missing);
+
+/// Finds dsec-init beside the running executable or in ../libexec/dsec.
+/// Errors: not_found naming where it looked.
+Result<std::string> find_init();
+
+}  // namespace dsec::sandbox

@@ -1,0 +1,67 @@
+// dsec-run's subcommands, one registration function each (dsec-layer's shape). Each adds
+// its subcommand to `app` and, when chosen, fills ctx.action with the work to do.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "dsec/cli/cli.h"
+#include "dsec/json/jsonl.h"
+#include "dsec/sandbox/exec.h"
+#include "dsec/sandbox/sandbox.h"
+
+namespace dsec::run_tool {
+
+using nlohmann::json;
+using Action = std::function<Result<int>()>;
+
+struct Context {
+    cli::Paths paths;
+    Action action;
+    std::vector<std::string> command;  // what follows "--" on the command line
+    bool has_command = false;
+    sandbox::Paths sandbox_paths() const { return sandbox::Paths(paths); }
+};
+
+/// The create options as typed; validated by to_options().
+struct CreateArgs {
+    std::string id, hostname, memory, cpus, pids, disk, workdir, user, network = "none", ttl, idle_ttl, policy;
+    std::vector<std::string> env, labels, layers;
+    bool verify = false;
+    /// Errors: usage for an invalid value (exit 2).
+    Result<sandbox::CreateOptions> to_options() const;
+};
+void add_create_options(CLI::App* cmd, CreateArgs& args);
+
+/// The exec options as typed.
+struct ExecArgs {
+    bool json = false, tty = false;
+    std::string timeout, no_output_timeout, output_limit = "1M", workdir, user;
+    std::vector<std::string> env;
+    Result<sandbox::ExecOptions> to_options(const std::vector<std::string>& argv) const;
+};
+/// `overrides`: also --env/--workdir/--user (run takes those from the create options).
+void add_exec_options(CLI::App* cmd, ExecArgs& args, bool overrides = true);
+
+/// Runs `work` on each item with up to `parallel` threads; results go out as they finish.
+/// Failed items are reported as error records. Returns how many failed.
+size_t for_each_parallel(size_t count, size_t parallel, const std::function<Status(size_t)>& work);
+
+/// Reads every record on stdin (error records are passed through by the reader).
+Result<std::vector<json>> read_records();
+
+/// Makes a rootfs from layer names with mount::make_rootfs (mounting layers as needed).
+Result<mount::Rootfs> rootfs_from_layers(const Context& ctx, const std::vector<std::string>& layers,
+                                         const std::string& id, bool verify);
+
+void add_create(CLI::App& app, Context& ctx);
+void add_exec(CLI::App& app, Context& ctx);
+void add_run(CLI::App& app, Context& ctx);
+void add_destroy(CLI::App& app, Context& ctx);
+void add_query(CLI::App& app, Context& ctx);  // ls, inspect
+void add_cp(CLI::App& app, Context& ctx);
+
+}  // namespace dsec::run_tool

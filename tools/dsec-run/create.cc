@@ -1,0 +1,140 @@
+// dsec-run create: rootfs records (or --layers) in, sandbox records out.
+#include "dsec/sandbox/limits.h"
+#include "commands.h"
+
+namespace dsec::run_tool {
+
+void add_create_options(CLI::App* cmd, CreateArgs& a) {
+    cmd->add_option("--id", a.id, "sandbox id (one sandbox only; default: the rootfs's id or a random one)");
+    cmd->add_option("--hostname", a.hostname, "hostname inside the sandbox (default: the id)");
+    cmd->add_option("--memory", a.memory, "memory limit, e.g. 512M, 2G (memory+swap on v1 when available)");
+    cmd->add_option("--cpus", a.cpus, "CPU limit in CPUs, e.g. 0.5, 2");
+    cmd->add_option("--pids", a.pids, "most tasks the sandbox may have");
+    cmd->add_option("--disk", a.disk, "cap on what the sandbox may write, e.g. 1G (upper on a tmpfs of that size)");
+    cmd->add_option("--env", a.env, "K=V in the sandbox's environment (repeatable)");
+    cmd->add_option("--workdir", a.workdir, "working directory of commands (default: the image's, else /)");
+    cmd->add_option("--user", a.user, "UID[:GID] commands run as (default: the image's numeric user, else 0)");
+    cmd->add_option("--network", a.network, "network: none (a private loopback, up; the only choice so far)")
+        ->check(CLI::IsMember({"none"}));
+    cmd->add_option("--ttl", a.ttl, "lifetime, e.g. 30m, recorded for dsec-reclaim");
+    cmd->add_option("--idle-ttl", a.idle_ttl, "idle lifetime since the last exec, e.g. 10m, recorded for dsec-reclaim");
+    cmd->add_option("--label", a.labels, "k=v label (repeatable)");
+    cmd->add_option("--policy", a.policy, "dsec-guard policy file, recorded (applied by dsec-guard)");
+    cmd->add_option("--layers", a.layers, "layer names base first (a,b,c): mount them and make a rootfs, no stdin")
+        ->delimiter(',');
+    cmd->add_flag("--verify", a.verify, "with --layers: verify each layer's digest before mounting it");
+}
+
+Result<sandbox::CreateOptions> CreateArgs::to_options() const {
+    sandbox::CreateOptions o;
+    o.id = id;
+    o.hostname = hostname;
+    if (!id.empty())
+        if (auto r = sandbox::check_id(id); !r) return fail(make_error("usage", r.error().message));
+    if (hostname.size() > 63) return fail(make_error("usage", "--hostname is longer than 63 characters"));
+    auto size = [](const std::string& s, uint64_t& out) -> Status {
+        if (s.empty()) return {};
+        auto v = sandbox::parse_size(s);
+        if (!v) return fail(v.error());
+        out = *v;
+        return {};
+    };
+    if (auto r = size(memory, o.limits.memory); !r) return fail(r.error());
+    if (auto r = size(disk, o.disk); !r) return fail(r.error());
+    if (!cpus.empty()) {
+        auto c = sandbox::parse_cpus(cpus);
+        if (!c) return fail(c.error());
+        o.limits.cpus = *c;
+    }
+    if (!pids.empty()) {
+        auto p = sandbox::parse_count(pids, "--pids");
+        if (!p) return fail(p.error());
+        o.limits.pids = *p;
+    }
+    for (auto [text, out] : {std::pair{&ttl, &o.ttl_ms}, std::pair{&idle_ttl, &o.idle_ttl_ms}}) {
+        if (text->empty()) continue;
+        auto d = sandbox::parse_duration_ms(*text);
+        if (!d) return fail(d.error());
+        *out = *d;
+    }
+    if (auto r = sandbox::check_env(env, "--env"); !r) return fail(r.error());
+    o.env = env;
+    if (!user.empty())
+        if (auto u = sandbox::parse_user(user); !u) return fail(u.error());
+    o.user = user;
+    if (!workdir.empty() && workdir[0] != '/') return fail(make_error("usage", "--workdir must be an absolute path"));
+    o.workdir = workdir;
+    o.network = network;
+    for (auto& l : labels) {
+        auto eq = l.find('=');
+        if (eq == std::string::npos || eq == 0) return fail(make_error("usage", "--label \"" + l + "\" is not k=v"));
+        o.labels[l.substr(0, eq)] = l.substr(eq + 1);
+    }
+    if (!policy.empty()) {
+        if (!fs::exists(policy)) return fail(make_error("usage", "--policy file not found", policy));
+        char* abs = ::realpath(policy.c_str(), nullptr);
+        o.policy = abs ? abs : policy;
+        std::free(abs);
+    }
+    auto init = sandbox::find_init();
+    if (!init) return fail(init.error());
+    o.init_program = *init;
+    return o;
+}
+
+Result<std::vector<json>> read_records() {
+    jsonl::Reader reader;
+    std::vector<json> out;
+    for (;;) {
+        auto rec = reader.next();
+        if (!rec) return fail(rec.error());
+        if (!*rec) return out;
+        out.push_back(std::move(**rec));
+    }
+}
+
+void add_create(CLI::App& app, Context& ctx) {
+    struct Opts {
+        CreateArgs args;
+        size_t parallel = 1;
+    };
+    auto o = std::make_shared<Opts>();
+    auto* cmd = app.add_subcommand("create", "create sandboxes from rootfs records on stdin (or --layers)");
+    add_create_options(cmd, o->args);
+    cmd->add_option("-P,--parallel", o->parallel, "create up to N sandboxes at once")->check(CLI::Range(1, 256));
+    cmd->callback([&ctx, o] {
+        ctx.action = [&ctx, o]() -> Result<int> {
+            auto options = o->args.to_options();
+            if (!options) return fail(options.error());
+            auto paths = ctx.sandbox_paths();
+            if (!o->args.layers.empty()) {
+                std::string id = options->id.empty() ? sandbox::random_id() : options->id;
+                auto rootfs = rootfs_from_layers(ctx, o->args.layers, id, o->args.verify);
+                if (!rootfs) return fail(rootfs.error());
+                auto rec = sandbox::create(paths, *rootfs, *options);
+                if (!rec) return fail(rec.error());
+                if (auto r = jsonl::emit(*rec); !r) return fail(r.error());
+                return 0;
+            }
+            auto records = read_records();
+            if (!records) return fail(records.error());
+            if (!options->id.empty() && records->size() > 1)
+                return fail(make_error("usage", "--id names one sandbox, but stdin has " +
+                                                    std::to_string(records->size()) + " rootfs records"));
+            size_t failed = for_each_parallel(records->size(), o->parallel, [&](size_t i) -> Status {
+                const json& r = (*records)[i];
+                if (r.value("type", "") != "rootfs")
+                    return fail(make_error("bad_input", "expected a rootfs record, got type \"" + r.value("type", "") +
+                                                            "\" (pipe dsec-mount's output)"));
+                auto rootfs = mount::Rootfs::from_record(r);
+                if (!rootfs) return fail(rootfs.error());
+                auto rec = sandbox::create(paths, *rootfs, *options);
+                if (!rec) return fail(rec.error());
+                return jsonl::emit(*rec);
+            });
+            return failed ? cli::kExitFailed : cli::kExitOk;
+        };
+    });
+}
+
+}  // namespace dsec::run_tool

@@ -1,0 +1,41 @@
+// dsec-run destroy: ids as arguments or sandbox records on stdin.
+#include "commands.h"
+
+namespace dsec::run_tool {
+
+void add_destroy(CLI::App& app, Context& ctx) {
+    struct Opts {
+        std::vector<std::string> ids;
+        bool force = false;
+        size_t parallel = 1;
+    };
+    auto o = std::make_shared<Opts>();
+    auto* cmd = app.add_subcommand("destroy", "kill everything in sandboxes and remove them (ids or records on stdin)");
+    cmd->add_option("ID", o->ids, "sandbox ids; none: sandbox records on stdin");
+    cmd->add_flag("-f,--force", o->force, "an unknown or already destroyed id is not an error (state \"absent\")");
+    cmd->add_option("-P,--parallel", o->parallel, "destroy up to N sandboxes at once")->check(CLI::Range(1, 256));
+    cmd->callback([&ctx, o] {
+        ctx.action = [&ctx, o]() -> Result<int> {
+            std::vector<std::string> ids = o->ids;
+            if (ids.empty()) {
+                auto records = read_records();
+                if (!records) return fail(records.error());
+                for (auto& r : *records) {
+                    auto id = jsonl::get_string(r, "id");
+                    if (!id) return fail(id.error());
+                    ids.push_back(*id);
+                }
+            }
+            auto paths = ctx.sandbox_paths();
+            auto missing = o->force ? sandbox::Missing::ok : sandbox::Missing::error;
+            size_t failed = for_each_parallel(ids.size(), o->parallel, [&](size_t i) -> Status {
+                auto rec = sandbox::destroy(paths, ids[i], missing);
+                if (!rec) return fail(rec.error());
+                return jsonl::emit(*rec);
+            });
+            return failed ? cli::kExitFailed : cli::kExitOk;
+        };
+    });
+}
+
+}  // namespace dsec::run_tool

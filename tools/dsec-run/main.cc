@@ -1,0 +1,41 @@
+// dsec-run: create sandboxes, run commands in them, copy files, list and destroy them.
+#include <cstring>
+
+#include "commands.h"
+
+using namespace dsec;
+
+int main(int argc, char** argv) {
+    CLI::App app("dsec-run: create isolated sandboxes from mounted layers, run commands in them, destroy them",
+                 "dsec-run");
+    app.footer(cli::example(
+        "  dsec-run run --layers base -- uname -a\n"
+        "  dsec-layer ls base | dsec-mount --count 10 | dsec-run create -P 8 \\\n"
+        "    | dsec-run exec -P 8 --json -- uname -a\n"
+        "  id=$(dsec-run create --layers base --memory 512M | jq -r .id)\n"
+        "  dsec-run exec -t $id -- sh; dsec-run cp ./src $id:/work; dsec-run destroy $id"));
+    app.set_version_flag("--version", DSEC_VERSION);
+    app.require_subcommand(1, 1);
+
+    run_tool::Context ctx;
+    // Everything after "--" is the command to run, untouched by option parsing.
+    int cut = argc;
+    for (int i = 1; i < argc; i++)
+        if (std::strcmp(argv[i], "--") == 0) {
+            cut = i;
+            break;
+        }
+    if (cut < argc) {
+        ctx.has_command = true;
+        ctx.command.assign(argv + cut + 1, argv + argc);
+    }
+    cli::add_path_options(app, ctx.paths);
+    run_tool::add_create(app, ctx);
+    run_tool::add_exec(app, ctx);
+    run_tool::add_run(app, ctx);
+    run_tool::add_cp(app, ctx);
+    run_tool::add_query(app, ctx);
+    run_tool::add_destroy(app, ctx);
+
+    return cli::main(app, cut, argv, [&] { return ctx.action(); });
+}

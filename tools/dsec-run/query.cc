@@ -1,0 +1,71 @@
+// dsec-run ls and inspect: what runs, from the state files and the cgroups.
+#include "commands.h"
+
+namespace dsec::run_tool {
+
+namespace {
+// The live view of one sandbox: its state plus what the kernel says now.
+json live_record(const sandbox::Paths& paths, const std::string& id, bool full) {
+    auto state = sandbox::load(paths, id);
+    json st = state ? *state : json{{"id", id}, {"state", "broken"}};
+    std::string s = st.value("state", "broken");
+    if (s == "running" && !sandbox::init_alive(st)) s = "dead";
+    json rec = full ? sandbox::public_record(st) : json{{"type", "sandbox"}, {"v", 1}, {"id", id}};
+    rec["state"] = s;
+    rec["age_s"] = sandbox::now_unix() - st.value("created_unix", sandbox::now_unix());
+    rec["last_exec"] = st.value("last_exec", json(nullptr));
+    rec["labels"] = st.value("labels", json::object());
+    if (auto layout = cgroup::detect(); layout) {
+        cgroup::Cgroup cg(*layout, id);
+        if (auto m = cg.memory_usage(); m) rec["memory"] = *m;
+        if (auto c = cg.cpu_usage_ns(); c) rec["cpu_s"] = double(*c) / 1e9;
+        if (auto oom = cg.oom_kills(); oom) rec["oom_kills"] = oom;
+    }
+    return rec;
+}
+}  // namespace
+
+void add_query(CLI::App& app, Context& ctx) {
+    auto ls = app.add_subcommand("ls", "list sandboxes: id, state, age_s, memory, cpu_s, last_exec, labels");
+    auto label = std::make_shared<std::vector<std::string>>();
+    ls->add_option("--label", *label, "only sandboxes with this k=v label (repeatable: all must match)");
+    ls->callback([&ctx, label] {
+        ctx.action = [&ctx, label]() -> Result<int> {
+            auto paths = ctx.sandbox_paths();
+            for (auto& id : sandbox::list_ids(paths)) {
+                json rec = live_record(paths, id, false);
+                bool match = true;
+                for (auto& kv : *label) {
+                    auto eq = kv.find('=');
+                    std::string k = kv.substr(0, eq), v = eq == std::string::npos ? "" : kv.substr(eq + 1);
+                    if (!rec["labels"].contains(k) || rec["labels"][k] != v) match = false;
+                }
+                if (match)
+                    if (auto r = jsonl::emit(rec); !r) return fail(r.error());
+            }
+            return 0;
+        };
+    });
+
+    auto ids = std::make_shared<std::vector<std::string>>();
+    auto inspect = app.add_subcommand("inspect", "show sandboxes' full records, with live memory and cpu");
+    inspect->add_option("ID", *ids, "sandbox ids")->required();
+    inspect->callback([&ctx, ids] {
+        ctx.action = [&ctx, ids]() -> Result<int> {
+            auto paths = ctx.sandbox_paths();
+            int rc = 0;
+            for (auto& id : *ids) {
+                if (auto r = sandbox::check_id(id); !r) return fail(r.error());
+                if (!fs::exists(paths.state_dir(id))) {
+                    cli::report(make_error("not_found", "no sandbox \"" + id + "\" (unknown or destroyed)", id));
+                    rc = cli::kExitFailed;
+                    continue;
+                }
+                if (auto r = jsonl::emit(live_record(paths, id, true)); !r) return fail(r.error());
+            }
+            return rc;
+        };
+    });
+}
+
+}  // namespace dsec::run_tool

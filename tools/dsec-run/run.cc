@@ -1,0 +1,43 @@
+// dsec-run run: the function kind. Create from layers, exec once, destroy.
+#include "commands.h"
+
+namespace dsec::run_tool {
+
+void add_run(CLI::App& app, Context& ctx) {
+    struct Opts {
+        CreateArgs create;
+        ExecArgs exec;
+        bool keep = false;
+    };
+    auto o = std::make_shared<Opts>();
+    auto* cmd = app.add_subcommand("run", "create a sandbox from --layers, run one command, destroy it");
+    add_create_options(cmd, o->create);
+    add_exec_options(cmd, o->exec, false);
+    cmd->add_flag("--keep", o->keep, "keep the sandbox afterwards (its record goes to stderr)");
+    cmd->callback([&ctx, o] {
+        ctx.action = [&ctx, o]() -> Result<int> {
+            if (o->create.layers.empty()) return fail(make_error("usage", "run needs --layers"));
+            auto copts = o->create.to_options();
+            if (!copts) return fail(copts.error());
+            auto eopts = o->exec.to_options(ctx.command);
+            if (!eopts) return fail(eopts.error());
+            auto paths = ctx.sandbox_paths();
+            std::string id = copts->id.empty() ? sandbox::random_id() : copts->id;
+            copts->id = id;
+            auto rootfs = rootfs_from_layers(ctx, o->create.layers, id, o->create.verify);
+            if (!rootfs) return fail(rootfs.error());
+            auto made = sandbox::create(paths, *rootfs, *copts);
+            if (!made) return fail(made.error());
+            auto r = sandbox::exec(paths, id, *eopts);
+            if (o->keep) std::cerr << made->dump() << std::endl;
+            else if (auto d = sandbox::destroy(paths, id, sandbox::Missing::ok); !d) cli::report(d.error());
+            if (!r) return fail(r.error());
+            if (eopts->capture)
+                if (auto e = jsonl::emit(r->to_record(id)); !e) return fail(e.error());
+            if (!r->note.empty() && !eopts->capture) std::cerr << "dsec-run: " << r->note << std::endl;
+            return r->exit_code;
+        };
+    });
+}
+
+}  // namespace dsec::run_tool
