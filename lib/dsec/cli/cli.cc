@@ -43,6 +43,8 @@ void add_path_options(CLI::App& app, Paths& paths) {
         ->capture_default_str();
     app.add_option("--run", paths.run, "runtime directory for mounts, sandbox state, locks (env DSEC_RUN)")
         ->capture_default_str();
+    paths.store = env_or("DSEC_STORE", "");
+    app.add_option("--store", paths.store, "layer store directory (env DSEC_STORE; default ROOT/layers)");
 }
 
 void report(const Error& e) {

@@ -18,14 +18,16 @@ constexpr int kExitUsage = 2;
 constexpr int kExitInterrupted = 130;
 
 /// Where dsec keeps its state: `--root`/DSEC_ROOT (layers, uppers) and
-/// `--run`/DSEC_RUN (mountpoints, sandbox state, locks).
+/// `--run`/DSEC_RUN (mountpoints, sandbox state, locks). `--store`/DSEC_STORE puts the
+/// layer store elsewhere (a shared or read-only filesystem); empty means <root>/layers.
 struct Paths {
     std::string root;
     std::string run;
-    std::string layers() const { return root + "/layers"; }
+    std::string store;
+    std::string layers() const { return store.empty() ? root + "/layers" : store; }
 };
 
-/// Adds --root and --run to `app`, filled from the environment or the defaults.
+/// Adds --root, --run and --store to `app`, filled from the environment or the defaults.
 void add_path_options(CLI::App& app, Paths& paths);
 
 /// Parses argv, runs `body`, and turns its outcome into the process's exit code: an

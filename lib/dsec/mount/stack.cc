@@ -1,0 +1,98 @@
+#include "dsec/mount/stack.h"
+
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+
+#include "dsec/mount/layers.h"
+#include "dsec/mount/overlay.h"
+
+namespace dsec::mount {
+
+std::string new_id() {
+    unsigned char bytes[8];
+    size_t got = 0;
+    while (got < sizeof bytes) {
+        ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+        if (n > 0) got += size_t(n);
+    }
+    static const char* kHex = "0123456789abcdef";
+    std::string id;
+    for (unsigned char b : bytes) {
+        id += kHex[b >> 4];
+        id += kHex[b & 15];
+    }
+    return id;
+}
+
+Status check_id(const std::string& id) {
+    auto bad = [&](const std::string& why) {
+        return fail(make_error("bad_input", "invalid sandbox id \"" + id + "\": " + why));
+    };
+    if (id.empty() || id.size() > 64) return bad("must be 1 to 64 characters");
+    if (id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+        std::string::npos)
+        return bad("only letters, digits, '.', '_' and '-' are allowed");
+    if (id[0] == '.' || id[0] == '-') return bad("must not start with '.' or '-'");
+    return {};
+}
+
+std::string sandbox_dir(const cli::Paths& paths, const std::string& id) { return paths.root + "/sandboxes/" + id; }
+
+Result<std::string> ensure_mounted(const cli::Paths& paths, const layer::Store& store, const layer::Layer& layer,
+                                   bool verify) {
+    auto mp = mount_layer(paths, store, layer, verify);
+    if (!mp) return fail(std::move(mp.error()).context("layer " + (layer.name.empty() ? layer.digest : layer.name)));
+    return mp;
+}
+
+// mkdir that accepts an existing directory (a reset may reuse an id).
+static Status make_dir(const std::string& path, unsigned mode) {
+    if (::mkdir(path.c_str(), mode) < 0 && errno != EEXIST) return fail(sys_error("mkdir", path));
+    return {};
+}
+
+Result<Rootfs> mount_stack(const cli::Paths& paths, const std::vector<layer::Layer>& base_first, bool verify) {
+    if (base_first.empty()) return fail(make_error("bad_input", "a rootfs needs at least one layer"));
+    if (base_first.size() > kMaxLowers)
+        return fail(make_error("too_many_layers",
+                               std::to_string(base_first.size()) + " layers, overlayfs takes at most " +
+                                   std::to_string(kMaxLowers) +
+                                   ": squash some into one (dsec-layer import-image --squash)"));
+    layer::Store store(paths.layers());
+    Rootfs rootfs;
+    for (auto& l : base_first) {
+        auto mp = ensure_mounted(paths, store, l, verify);
+        if (!mp) return fail(mp.error());
+        rootfs.layers.push_back({l.digest, l.name, *mp});
+        rootfs.lowerdirs.insert(rootfs.lowerdirs.begin(), *mp);
+        // The topmost layer that carries an image config decides it.
+        if (l.config) rootfs.config = l.to_record()["config"];
+    }
+    return rootfs;
+}
+
+Result<Rootfs> make_rootfs(const cli::Paths& paths, const std::vector<layer::Layer>& base_first, std::string id,
+                           bool verify) {
+    if (id.empty()) id = new_id();
+    if (auto r = check_id(id); !r) return fail(r.error());
+    auto rootfs = mount_stack(paths, base_first, verify);
+    if (!rootfs) return fail(rootfs.error());
+    rootfs->id = id;
+
+    std::string dir = sandbox_dir(paths, id);
+    if (auto r = make_dir(paths.root + "/sandboxes", 0755); !r && r.error().err == ENOENT) {
+        if (auto p = fs::mkdir_p(paths.root + "/sandboxes", 0755); !p) return fail(p.error());
+    } else if (!r) {
+        return fail(r.error());
+    }
+    rootfs->upper = dir + "/upper";
+    rootfs->work = dir + "/work";
+    // The sandbox directory is private to root; the upper is the sandbox's "/" and keeps 0755.
+    for (auto [path, mode] : {std::pair{dir, 0700u}, {rootfs->upper, 0755u}, {rootfs->work, 0700u}})
+        if (auto r = make_dir(path, mode); !r) return fail(r.error());
+    return rootfs;
+}
+
+}  // namespace dsec::mount

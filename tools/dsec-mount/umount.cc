@@ -1,0 +1,19 @@
+// dsec-mount umount DIR: takes down what `dsec-mount --at DIR` put up.
+#include "dsec/mount/overlay.h"
+#include "commands.h"
+
+namespace dsec::mount_tool {
+
+void add_umount(CLI::App& app, Context& ctx) {
+    auto dir = std::make_shared<std::string>();
+    auto* cmd = app.add_subcommand("umount", "unmount an overlay that --at assembled (nothing else)");
+    cmd->add_option("DIR", *dir, "where --at assembled it")->required();
+    cmd->callback([&ctx, dir] {
+        ctx.action = [dir]() -> Result<int> {
+            if (auto r = mount::detach(*dir); !r) return fail(r.error());
+            return 0;
+        };
+    });
+}
+
+}  // namespace dsec::mount_tool
