@@ -1,0 +1,189 @@
+#include "dsec/layer/import.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "dsec/layer/oci.h"
+
+namespace dsec::layer {
+
+using nlohmann::json;
+
+json Imported::record(const Store& store) const {
+    json r = layer.to_record(store.image_path(layer.digest));
+    stats.annotate(r);
+    return r;
+}
+
+namespace {
+// A staging directory with an empty tree (mode 0755, like any root) inside it.
+struct Stage {
+    Staging staging;
+    std::string tree;
+};
+
+Result<Stage> make_stage(const Store& store, const std::string& prefix) {
+    auto s = store.staging(prefix);
+    if (!s) return fail(s.error());
+    std::string tree = s->path() + "/tree";
+    if (::mkdir(tree.c_str(), 0755) < 0) return fail(sys_error("mkdir", tree));
+    return Stage{std::move(*s), tree};
+}
+
+// Builds the staged tree into an image and publishes it.
+Result<Layer> finish(const Store& store, const Stage& stage, const BuildOptions& opts) {
+    std::string image = stage.staging.path() + "/image.erofs";
+    if (auto r = make_image(stage.tree, image, opts.compression); !r) return fail(r.error());
+    auto files = count_entries(stage.tree);
+    if (!files) return fail(files.error());
+    Layer layer;
+    layer.name = opts.name;
+    layer.labels = opts.labels;
+    layer.compression = opts.compression;
+    layer.source = opts.source;
+    layer.parents = opts.parents;
+    layer.config = opts.config;
+    layer.files = *files;
+    return store.publish(image, std::move(layer));
+}
+
+Status check_options(const BuildOptions& b) {
+    if (!b.name.empty())
+        if (auto r = check_name(b.name); !r) return r;
+    return check_compression(b.compression);
+}
+
+// Extracts one image layer blob into `tree`, checking its digest when it has one.
+Status extract_blob(int dirfd, const std::string& where, const ImageBlob& blob, size_t index, SafeTree& tree,
+                    const ExtractOptions& opts, ExtractStats& stats, const std::function<void(uint64_t)>& progress) {
+    auto fd = open_beneath(dirfd, blob.path, where);
+    if (!fd) return fail(fd.error());
+    Sha256 hash;
+    Input in{fd->get(), where + "#" + std::to_string(index) + " (" + blob.path + ")",
+             blob.sha256.empty() ? nullptr : &hash, progress};
+    if (auto r = extract(in, tree, opts, stats); !r) return r;
+    if (!blob.sha256.empty()) {
+        // Read to the end: libarchive may stop at the tar end marker before the blob ends.
+        char buf[65536];
+        ssize_t n;
+        while ((n = ::read(fd->get(), buf, sizeof buf)) > 0) hash.update(buf, size_t(n));
+        if (hash.hex() != blob.sha256)
+            return fail(make_error("bad_input", "layer blob does not match its digest sha256:" + blob.sha256, in.name));
+    }
+    return {};
+}
+}  // namespace
+
+Result<Imported> import_tar(const Store& store, Input& in, const TarImport& opts) {
+    if (auto r = check_options(opts.build); !r) return fail(r.error());
+    auto stage = make_stage(store, "import-");
+    if (!stage) return fail(stage.error());
+    auto tree = SafeTree::open(stage->tree);
+    if (!tree) return fail(tree.error());
+    Imported out;
+    ExtractOptions x{opts.oci, false, opts.limits};
+    if (auto r = extract(in, *tree, x, out.stats); !r) return fail(r.error());
+    auto layer = finish(store, *stage, opts.build);
+    if (!layer) return fail(layer.error());
+    out.layer = std::move(*layer);
+    return out;
+}
+
+Status import_image(const Store& store, const std::string& path, const ImageImport& opts,
+                    const std::function<Status(const Imported&)>& published) {
+    if (auto r = check_options(opts.build); !r) return r;
+    struct stat st;
+    if (::stat(path.c_str(), &st) < 0) return fail(sys_error("stat", path));
+
+    // An archive is unpacked (with the same hostile-input checks) into staging first:
+    // its manifest may come last, after the layers it lists.
+    std::optional<Stage> unpacked;
+    Fd dirfd;
+    if (S_ISDIR(st.st_mode)) {
+        dirfd.reset(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (!dirfd) return fail(sys_error("open", path));
+    } else {
+        auto s = make_stage(store, "image-");
+        if (!s) return fail(s.error());
+        unpacked.emplace(std::move(*s));
+        auto tree = SafeTree::open(unpacked->tree);
+        if (!tree) return fail(tree.error());
+        Fd archive(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+        if (!archive) return fail(sys_error("open", path));
+        Input in{archive.get(), path, nullptr, [&](uint64_t n) {
+                     if (opts.progress) opts.progress(n, uint64_t(st.st_size) * 2);
+                 }};
+        ExtractStats outer;
+        if (auto r = extract(in, *tree, ExtractOptions{false, false, opts.limits}, outer); !r) return r;
+        dirfd.reset(::open(unpacked->tree.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (!dirfd) return fail(sys_error("open", unpacked->tree));
+    }
+    auto manifest = read_image_manifest(dirfd.get(), path, opts.platform);
+    if (!manifest) return fail(manifest.error());
+    if (manifest->layers.empty()) return fail(make_error("bad_input", "image has no layers", path));
+
+    // Progress counts the blobs' bytes (after the archive itself, if there was one).
+    uint64_t total = 0, done = 0;
+    for (auto& b : manifest->layers) {
+        auto fd = open_beneath(dirfd.get(), b.path, path);
+        if (!fd) return fail(fd.error());
+        struct stat bs;
+        if (::fstat(fd->get(), &bs) == 0) total += uint64_t(bs.st_size);
+    }
+    uint64_t base = unpacked ? total : 0;
+    auto progress = [&](uint64_t n) {
+        if (opts.progress) opts.progress(base + done + n, base + total);
+    };
+
+    std::string source = manifest->kind + ":" + path;
+    ExtractStats stats;  // caps hold for the whole image
+    if (opts.squash) {
+        auto stage = make_stage(store, "import-");
+        if (!stage) return fail(stage.error());
+        auto tree = SafeTree::open(stage->tree);
+        if (!tree) return fail(tree.error());
+        for (size_t i = 0; i < manifest->layers.size(); i++) {
+            if (auto r = extract_blob(dirfd.get(), path, manifest->layers[i], i, *tree, {true, true, opts.limits}, stats,
+                                      progress);
+                !r)
+                return r;
+            done = stats.input_bytes;
+        }
+        BuildOptions b = opts.build;
+        b.source = source;
+        b.config = manifest->config;
+        auto layer = finish(store, *stage, b);
+        if (!layer) return fail(layer.error());
+        return published(Imported{std::move(*layer), stats});
+    }
+
+    std::vector<std::string> parents;
+    size_t n = manifest->layers.size();
+    for (size_t i = 0; i < n; i++) {
+        auto stage = make_stage(store, "import-");
+        if (!stage) return fail(stage.error());
+        auto tree = SafeTree::open(stage->tree);
+        if (!tree) return fail(tree.error());
+        ExtractStats one;
+        one.entries = stats.entries, one.bytes = stats.bytes, one.input_bytes = stats.input_bytes;
+        if (auto r = extract_blob(dirfd.get(), path, manifest->layers[i], i, *tree, {true, false, opts.limits}, one,
+                                  progress);
+            !r)
+            return r;
+        stats.entries = one.entries, stats.bytes = one.bytes, stats.input_bytes = done = one.input_bytes;
+
+        BuildOptions b = opts.build;
+        bool top = i + 1 == n;
+        if (!b.name.empty() && !top) b.name += "." + std::to_string(i + 1);
+        b.source = source + "#" + std::to_string(i);
+        b.parents = parents;
+        if (top) b.config = manifest->config;
+        auto layer = finish(store, *stage, b);
+        if (!layer) return fail(layer.error());
+        parents.push_back(layer->digest);
+        if (auto r = published(Imported{std::move(*layer), std::move(one)}); !r) return r;
+    }
+    return {};
+}
+
+}  // namespace dsec::layer
