@@ -1,10 +1,20 @@
-// --layers: a rootfs made on the spot from layer names.
+// --layers: a rootfs made on the spot from layer names (mounting them if needed).
+#include "dsec/layer/store.h"
+#include "dsec/mount/stack.h"
 #include "commands.h"
 
 namespace dsec::run_tool {
 
-Result<mount::Rootfs> rootfs_from_layers(const Context&, const std::vector<std::string>&, const std::string&, bool) {
-    return fail(make_error("unsupported", "--layers needs the mount library's stack (mount/stack.h)"));
+Result<mount::Rootfs> rootfs_from_layers(const Context& ctx, const std::vector<std::string>& names,
+                                         const std::string& id, bool verify) {
+    layer::Store store(ctx.paths.layers());
+    std::vector<layer::Layer> layers;
+    for (auto& name : names) {
+        auto l = store.resolve(name);
+        if (!l) return fail(l.error());
+        layers.push_back(*l);
+    }
+    return mount::make_rootfs(ctx.paths, layers, id, verify);
 }
 
 }  // namespace dsec::run_tool
