@@ -1,0 +1,64 @@
+#include "dsec/bench/memory.h"
+
+#include <sstream>
+
+#include "dsec/bench/stats.h"
+#include "dsec/sys/fs.h"
+
+namespace dsec::bench {
+
+Result<HostMemory> host_memory() {
+    auto text = fs::read_file("/proc/meminfo");
+    if (!text) return fail(text.error());
+    auto m = parse_meminfo(*text);
+    return HostMemory{m["MemAvailable"], m["Committed_AS"]};
+}
+
+Result<uint64_t> process_pss(int pid) {
+    auto text = fs::read_file("/proc/" + std::to_string(pid) + "/smaps_rollup");
+    if (!text) return fail(text.error());
+    return parse_meminfo(*text)["Pss"];
+}
+
+std::string memory_cgroup_of(const std::string& text) {
+    std::istringstream in(text);
+    std::string line, v2;
+    while (std::getline(in, line)) {
+        auto a = line.find(':');
+        auto b = line.find(':', a + 1);
+        if (a == std::string::npos || b == std::string::npos) continue;
+        std::string controllers = line.substr(a + 1, b - a - 1);
+        std::string path = line.substr(b + 1);
+        if (controllers.empty() && line.substr(0, a) == "0") v2 = path;
+        std::istringstream cs(controllers);
+        std::string c;
+        while (std::getline(cs, c, ','))
+            if (c == "memory") return "memory:" + path;
+    }
+    return v2.empty() ? "" : "v2:" + v2;
+}
+
+Result<uint64_t> cgroup_memory_of(int pid) {
+    auto text = fs::read_file("/proc/" + std::to_string(pid) + "/cgroup");
+    if (!text) return fail(text.error());
+    std::string cg = memory_cgroup_of(*text);
+    std::string file;
+    if (cg.rfind("memory:", 0) == 0) {
+        file = "/sys/fs/cgroup/memory" + cg.substr(7) + "/memory.usage_in_bytes";
+    } else if (cg.rfind("v2:", 0) == 0) {
+        // On a pure v2 host the tree is /sys/fs/cgroup; on a hybrid one, unified/.
+        file = "/sys/fs/cgroup" + cg.substr(3) + "/memory.current";
+        if (!fs::exists(file)) file = "/sys/fs/cgroup/unified" + cg.substr(3) + "/memory.current";
+    } else {
+        return fail(make_error("not_found", "no memory cgroup", "/proc/" + std::to_string(pid) + "/cgroup"));
+    }
+    auto value = fs::read_file(file);
+    if (!value) return fail(value.error());
+    try {
+        return std::stoull(*value);
+    } catch (const std::exception&) {
+        return fail(make_error("bad_input", "not a number", file));
+    }
+}
+
+}  // namespace dsec::bench

@@ -1,0 +1,177 @@
+// dsec-bench compare, run and exec: latency of one-shot commands and of exec into live
+// sandboxes, interleaved with bubblewrap, runc and a plain fork/exec.
+#include "dsec/bench/spawn.h"
+#include "dsec/json/jsonl.h"
+#include "dsec/sys/fs.h"
+#include "commands.h"
+
+namespace dsec::bench_tool {
+
+namespace {
+
+// One timed run of argv; a non-zero exit is a failure of the variant.
+Result<double> timed(const std::vector<std::string>& argv) {
+    auto ran = bench::spawn_checked(argv);
+    if (!ran) return fail(ran.error());
+    return ran->ms;
+}
+
+Variant fork_exec_variant(const Context& ctx) {
+    std::string bin = ctx.tree + "/bin/true";
+    return {"fork-exec",
+            {{"how", "posix_spawn of the tree's /bin/true on the host, no isolation: the floor"},
+             {"namespaces", json::array()}, {"cgroups", "none"}, {"root", "host"}, {"network", "host"}},
+            [bin](size_t) { return timed({bin}); }, {}, {}};
+}
+
+Variant dsec_run_variant(Context& ctx) {
+    Variant v{"dsec", dsec_does("dsec-run run --layers LAYER -- /bin/true (one-shot: create, exec, destroy)"), {}, {}, {}};
+    auto t = DsecTools::find();
+    v.unavailable = t.run_missing("run");
+    if (!v.unavailable.empty()) return v;
+    auto layer = ensure_layer(ctx);
+    if (!layer) {
+        v.unavailable = layer.error().describe();
+        return v;
+    }
+    v.once = [t, l = *layer](size_t) { return timed({t.run, "run", "--layers", l, "--", "/bin/true"}); };
+    return v;
+}
+
+Variant bwrap_variant(const Context& ctx) {
+    Variant v{"bwrap",
+              {{"how", "bwrap --unshare-all --die-with-parent --ro-bind TREE / --proc /proc --dev /dev /bin/true"},
+               {"namespaces", {"user", "mount", "pid", "net", "ipc", "uts", "cgroup"}},
+               {"cgroups", "none"},
+               {"root", "the tree, bind-mounted read-only; no overlay, no writable upper"},
+               {"network", "none (private loopback)"}},
+              {}, {}, {}};
+    if (bench::find_tool("bwrap").empty()) {
+        v.unavailable = "bwrap is not installed (Debian: bubblewrap)";
+        return v;
+    }
+    v.once = [argv = bwrap_argv(ctx.tree, {"/bin/true"})](size_t) { return timed(argv); };
+    return v;
+}
+
+// An OCI bundle for the tree: `runc spec`, then the edits jq would make (root path,
+// read-only root, args, no terminal) done with nlohmann.
+Result<json> make_runc_bundle(const std::string& bundle, const std::string& tree) {
+    if (auto r = bench::spawn_checked({"runc", "spec", "--bundle", bundle}); !r) return fail(r.error());
+    auto text = fs::read_file(bundle + "/config.json");
+    if (!text) return fail(text.error());
+    json spec = json::parse(*text, nullptr, false);
+    if (spec.is_discarded()) return fail(make_error("bad_input", "runc spec wrote no JSON", bundle + "/config.json"));
+    spec["root"] = {{"path", tree}, {"readonly", true}};
+    spec["process"]["args"] = {"/bin/true"};
+    spec["process"]["terminal"] = false;
+    if (auto r = fs::atomic_write(bundle + "/config.json", spec.dump(2)); !r) return fail(r.error());
+    return spec;
+}
+
+Variant runc_variant(const Context& ctx) {
+    Variant v{"runc", {{"how", "runc run --bundle B ID (bundle from runc spec, root = the tree, read-only)"}}, {}, {}, {}};
+    if (bench::find_tool("runc").empty()) {
+        v.unavailable = "runc is not installed (Debian: runc)";
+        return v;
+    }
+    std::string bundle = ctx.ws->dir() + "/runc-bundle", state = ctx.ws->dir() + "/runc-state";
+    (void)fs::mkdir_p(bundle);
+    auto spec = make_runc_bundle(bundle, ctx.tree);
+    if (!spec) {
+        v.unavailable = spec.error().describe();
+        return v;
+    }
+    json ns = json::array();
+    for (auto& n : spec->value("/linux/namespaces"_json_pointer, json::array())) ns.push_back(n.value("type", ""));
+    v.does["namespaces"] = ns;
+    v.does["cgroups"] = "a cgroup per container (runc's cgroupfs driver, no limits set)";
+    v.does["root"] = "the tree itself, read-only (pivot_root); no overlay, no writable upper";
+    v.does["network"] = "none (new network namespace, loopback down)";
+    // runc keeps container state in --root: private to the workspace, not /run/runc.
+    std::string prefix = "dsec-bench-" + std::to_string(::getpid()) + "-";
+    v.once = [bundle, state, prefix](size_t i) {
+        return timed({"runc", "--root", state, "run", "--bundle", bundle, prefix + std::to_string(i)});
+    };
+    return v;
+}
+
+Status finish(const Context& ctx, json rec, const std::vector<Variant>& variants, const std::string& subject,
+              const std::string& title) {
+    add_variants(rec, variants, subject);
+    if (auto r = plot_cdfs(ctx, variants, title); !r) return r;
+    if (!ctx.opt.plot.empty()) rec["plot"] = ctx.opt.plot;
+    return jsonl::emit(rec);
+}
+
+}  // namespace
+
+void add_compare(CLI::App& app, Context& ctx) {
+    auto* compare = app.add_subcommand(
+        "compare", "one-shot /bin/true in a fresh sandbox from the same tree: dsec vs bwrap vs runc, interleaved");
+    add_options(compare, ctx.opt, {"n", "warmup", "scale", "plot", "tree", "use-state"});
+    compare->callback([&ctx] {
+        ctx.action = [&ctx]() -> Result<int> {
+            if (auto r = prepare(ctx); !r) return fail(r.error());
+            size_t n = ctx.iterations(20);
+            std::vector<Variant> vs{dsec_run_variant(ctx), bwrap_variant(ctx), runc_variant(ctx)};
+            auto rec = new_record("compare", "one-shot /bin/true in a fresh sandbox started from the same tree, "
+                                             "under dsec, bwrap and runc, run alternately (A B C A B C ...)");
+            rec["counts"] = {{"iterations", n}, {"warmup", ctx.opt.warmup}};
+            if (auto r = interleave(vs, n, ctx.opt.warmup, "compare"); !r) return fail(r.error());
+            if (auto r = finish(ctx, rec, vs, "dsec", "one-shot /bin/true: latency CDF"); !r) return fail(r.error());
+            return 0;
+        };
+    });
+
+    auto* run = app.add_subcommand("run", "one-shot latency of dsec-run run -- /bin/true, against a plain fork/exec");
+    add_options(run, ctx.opt, {"n", "warmup", "scale", "plot", "tree", "use-state"});
+    run->callback([&ctx] {
+        ctx.action = [&ctx]() -> Result<int> {
+            if (auto r = prepare(ctx); !r) return fail(r.error());
+            size_t n = ctx.iterations(20);
+            std::vector<Variant> vs{dsec_run_variant(ctx), fork_exec_variant(ctx)};
+            auto rec = new_record("run", "dsec-run run --layers LAYER -- /bin/true (a sandbox made, used once, "
+                                         "destroyed), alternating with a plain fork/exec of the same binary");
+            rec["counts"] = {{"iterations", n}, {"warmup", ctx.opt.warmup}};
+            if (auto r = interleave(vs, n, ctx.opt.warmup, "run"); !r) return fail(r.error());
+            if (auto r = finish(ctx, rec, vs, "dsec", "dsec-run run: latency CDF"); !r) return fail(r.error());
+            return 0;
+        };
+    });
+
+    auto* exec = app.add_subcommand("exec", "latency of dsec-run exec into live sandboxes, against a plain fork/exec");
+    add_options(exec, ctx.opt, {"n", "warmup", "count", "scale", "plot", "tree", "use-state"});
+    exec->callback([&ctx] {
+        ctx.action = [&ctx]() -> Result<int> {
+            if (auto r = prepare(ctx); !r) return fail(r.error());
+            size_t n = ctx.iterations(40);
+            size_t live = ctx.opt.count ? ctx.opt.count : 2;
+            Sandboxes boxes{DsecTools::find(), {}, {}};
+            Variant dsec{"dsec", dsec_does("dsec-run exec ID -- /bin/true into live idle sandboxes, round robin"),
+                         {}, boxes.tools.run_missing("exec"), {}};
+            if (dsec.unavailable.empty()) {
+                auto layer = ensure_layer(ctx);
+                for (size_t i = 0; layer && i < live && dsec.unavailable.empty(); i++) {
+                    auto rec = create_sandbox(boxes.tools, *layer);
+                    if (!rec) dsec.unavailable = rec.error().describe();
+                    else boxes.add(*rec);
+                }
+                if (!layer) dsec.unavailable = layer.error().describe();
+            }
+            dsec.once = [&boxes](size_t i) {
+                return timed({boxes.tools.run, "exec", boxes.ids[i % boxes.ids.size()], "--", "/bin/true"});
+            };
+            std::vector<Variant> vs{std::move(dsec), fork_exec_variant(ctx)};
+            auto rec = new_record("exec", "dsec-run exec into live sandboxes (one process per exec, as a script "
+                                          "would), alternating with a plain fork/exec of the same binary");
+            rec["counts"] = {{"iterations", n}, {"warmup", ctx.opt.warmup}, {"live_sandboxes", boxes.ids.size()}};
+            if (auto r = interleave(vs, n, ctx.opt.warmup, "exec"); !r) return fail(r.error());
+            if (auto r = boxes.destroy(); !r) return fail(r.error());
+            if (auto r = finish(ctx, rec, vs, "dsec", "exec into a live sandbox: latency CDF"); !r) return fail(r.error());
+            return 0;
+        };
+    });
+}
+
+}  // namespace dsec::bench_tool

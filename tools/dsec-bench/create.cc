@@ -1,0 +1,275 @@
+// dsec-bench create and density: sandboxes made per second at a concurrency, and host
+// memory per idle sandbox with create latency as more of them are alive.
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "dsec/bench/limits.h"
+#include "dsec/bench/memory.h"
+#include "dsec/bench/plot.h"
+#include "dsec/json/jsonl.h"
+#include "dsec/sandbox/limits.h"
+#include "commands.h"
+
+namespace dsec::bench_tool {
+
+namespace {
+
+// Creates `n` sandboxes with `parallel` workers, one `dsec-run create` per sandbox.
+// Fills `boxes` and returns each create's latency in ms, plus the wall time.
+Result<std::pair<std::vector<double>, double>> create_parallel(Sandboxes& boxes, const std::string& layer, size_t n,
+                                                               size_t parallel) {
+    std::vector<double> ms;
+    std::mutex mu;
+    std::atomic<size_t> next{0};
+    std::optional<Error> first_error;
+    cli::Progress bar("create", n);
+    double start = bench::now_ms();
+    auto worker = [&] {
+        for (size_t i; (i = next++) < n;) {
+            if (cli::interrupted()) return;
+            auto rec = create_sandbox(boxes.tools, layer);
+            std::lock_guard lock(mu);
+            if (!rec) {
+                if (!first_error) first_error = rec.error();
+                next = n;
+                return;
+            }
+            boxes.add(*rec);
+            ms.push_back(rec->value("ms", 0.0));
+            bar.add(1);
+        }
+    };
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < std::min(parallel, n); t++) threads.emplace_back(worker);
+    for (auto& t : threads) t.join();
+    double wall = bench::now_ms() - start;
+    if (first_error) return fail(*first_error);
+    if (cli::interrupted()) return fail(cli::interrupted_error());
+    return std::pair{ms, wall};
+}
+
+// One batch through the pipeline: dsec-layer ls | dsec-mount --count N | dsec-run create -P P.
+// Returns the wall time of the create step alone.
+Result<double> create_batch(Sandboxes& boxes, const std::string& layer, size_t n, size_t parallel) {
+    auto& t = boxes.tools;
+    auto ls = bench::spawn_checked({t.layer, "ls", layer}, {.capture_stdout = true});
+    if (!ls) return fail(ls.error());
+    auto roots = bench::spawn_checked({t.mount, "--count", std::to_string(n)}, {.input = ls->out, .capture_stdout = true});
+    if (!roots) return fail(roots.error());
+    auto made = bench::spawn({t.run, "create", "-P", std::to_string(parallel)}, {.input = roots->out, .capture_stdout = true});
+    if (!made) return fail(made.error());
+    std::istringstream in(made->out);
+    std::string line;
+    while (std::getline(in, line)) {
+        json rec = json::parse(line, nullptr, false);
+        if (!rec.is_discarded() && rec.value("type", "") == "sandbox" && rec.contains("id")) boxes.add(rec);
+    }
+    if (made->status != 0) return fail(make_error("helper_failed", "dsec-run create -P failed: " + bench::last_line(made->err_tail)));
+    return made->ms;
+}
+
+Result<std::string> dsec_ready(Context& ctx, const DsecTools& t) {
+    if (auto why = t.run_missing("create"); !why.empty()) return fail(make_error("not_found", why, "dsec-run"));
+    return ensure_layer(ctx);
+}
+
+Status run_create(Context& ctx) {
+    Sandboxes boxes{DsecTools::find(), {}, {}};
+    auto layer = dsec_ready(ctx, boxes.tools);
+    if (!layer) return fail(layer.error());
+    size_t n = ctx.iterations(40), parallel = ctx.opt.parallel ? ctx.opt.parallel : 2;
+    auto rec = new_record("create", "idle sandboxes created from one layer, one dsec-run create --layers LAYER "
+                                    "process per sandbox, P at a time; then destroyed");
+    // Warm-up: the layer's mount and the caches, then thrown away.
+    for (size_t i = 0; i < ctx.opt.warmup; i++) {
+        auto w = create_sandbox(boxes.tools, *layer);
+        if (!w) return fail(w.error());
+        boxes.add(*w);
+    }
+    if (auto r = boxes.destroy(); !r) return r;
+    auto made = create_parallel(boxes, *layer, n, parallel);
+    if (!made) return fail(made.error());
+    auto& [ms, wall] = *made;
+    double destroy_start = bench::now_ms();
+    if (auto r = boxes.destroy(); !r) return r;
+    double destroy_ms = bench::now_ms() - destroy_start;
+    rec["counts"] = {{"sandboxes", n}, {"parallel", parallel}, {"warmup", ctx.opt.warmup},
+                     {"created_per_second", double(n) / (wall / 1000.0)},
+                     {"destroyed_per_second", double(n) / (destroy_ms / 1000.0)}};
+    rec["figures"]["create_ms"] = bench::summarize(ms).to_json("ms");
+    rec["baselines"]["dsec"] = {{"does", dsec_does("dsec-run create --layers LAYER, P processes at a time")}};
+    // The pipeline form, when dsec-mount is built: one process makes the whole batch.
+    if (!boxes.tools.mount.empty()) {
+        auto batch = create_batch(boxes, *layer, n, parallel);
+        if (!batch) return fail(batch.error());
+        rec["counts"]["batch_created_per_second"] = double(boxes.ids.size()) / (*batch / 1000.0);
+        rec["baselines"]["dsec-batch"] = {{"does", dsec_does("dsec-layer ls | dsec-mount --count N | dsec-run create -P P")}};
+        if (auto r = boxes.destroy(); !r) return r;
+    } else {
+        rec["baselines"]["dsec-batch"] = {{"unavailable", "dsec-mount is not built"}};
+    }
+    if (!ctx.opt.plot.empty()) {
+        bench::Panel p{"create latency at -P " + std::to_string(parallel), "latency (ms)", "fraction of creates",
+                       false, false, {bench::cdf("dsec-run create", ms)}};
+        if (auto r = bench::plot_svg({p}, ctx.opt.plot); !r) return r;
+        rec["plot"] = ctx.opt.plot;
+    }
+    return jsonl::emit(rec);
+}
+
+// Host memory now against the start, split by sandbox, by each of the kernel's accounts.
+struct MemorySample {
+    size_t alive = 0;
+    double available = 0, committed = 0, cgroup = 0, pss = 0;  // bytes per sandbox
+    json to_json() const {
+        return {{"alive", alive}, {"memavailable", available}, {"committed", committed},
+                {"cgroup", cgroup}, {"pss_init", pss}};
+    }
+};
+
+MemorySample sample_memory(const bench::HostMemory& before, const Sandboxes& boxes) {
+    MemorySample s;
+    s.alive = boxes.ids.size();
+    if (!s.alive) return s;
+    double n = double(s.alive);
+    if (auto now = bench::host_memory()) {
+        s.available = (double(before.available) - double(now->available)) / n;
+        s.committed = (double(now->committed) - double(before.committed)) / n;
+    }
+    double cg = 0, pss = 0;
+    for (int pid : boxes.pids) {
+        if (auto c = bench::cgroup_memory_of(pid)) cg += double(*c);
+        if (auto p = bench::process_pss(pid)) pss += double(*p);
+    }
+    s.cgroup = boxes.pids.empty() ? 0 : cg / double(boxes.pids.size());
+    s.pss = boxes.pids.empty() ? 0 : pss / double(boxes.pids.size());
+    return s;
+}
+
+// Alive counts at which memory is sampled: 1, 2, 5, 10, 20, 50, ... and every tenth of n.
+bool sample_at(size_t alive, size_t n) {
+    for (size_t d = 1; d <= alive; d *= 10)
+        if (alive == d || alive == 2 * d || alive == 5 * d) return true;
+    return alive == n || (n >= 10 && alive % (n / 10) == 0);
+}
+
+Status plot_density(const Context& ctx, const std::vector<std::pair<double, double>>& latency,
+                    const std::vector<MemorySample>& mem) {
+    bench::Panel lat{"create latency against sandboxes alive", "sandboxes alive", "dsec-run create (ms)", false, true,
+                     {{"create", latency}}};
+    bench::Panel m{"host memory per idle sandbox", "sandboxes alive", "KiB per sandbox", false, true, {}};
+    auto series = [&](const char* title, double MemorySample::*field) {
+        bench::Series s{title, {}};
+        for (auto& x : mem) s.points.push_back({double(x.alive), x.*field / 1024.0});
+        m.series.push_back(s);
+    };
+    series("MemAvailable drop", &MemorySample::available);
+    series("Committed_AS rise", &MemorySample::committed);
+    series("sandbox cgroup usage", &MemorySample::cgroup);
+    series("Pss of init", &MemorySample::pss);
+    return bench::plot_svg({lat, m}, ctx.opt.plot);
+}
+
+Status run_density(Context& ctx) {
+    Sandboxes boxes{DsecTools::find(), {}, {}};
+    auto layer = dsec_ready(ctx, boxes.tools);
+    if (!layer) return fail(layer.error());
+    size_t n = ctx.opt.count ? ctx.opt.count : ctx.scaled(100);
+    uint64_t budget = 0;
+    if (!ctx.opt.memory_budget.empty()) {
+        auto b = sandbox::parse_size(ctx.opt.memory_budget);
+        if (!b) return fail(b.error());
+        budget = *b;
+        if (!ctx.opt.count) n = 1000000;  // the budget is the bound
+    }
+    auto rec = new_record("density", "idle sandboxes created one at a time (dsec-run create --layers LAYER) until "
+                                     "--count or --memory-budget; host memory per sandbox by the kernel's accounts, "
+                                     "and create latency against the number alive");
+    bench::RaisedLimits limits;
+    if (ctx.opt.raise_limits)
+        if (auto r = limits.raise(bench::limits_for(n == 1000000 ? 100000 : n)); !r) return r;
+    rec["limits_raised"] = limits.to_json();
+
+    auto before = bench::host_memory();
+    if (!before) return fail(before.error());
+    std::vector<double> ms;
+    std::vector<std::pair<double, double>> latency;
+    std::vector<MemorySample> mem;
+    std::string stopped = "count";
+    cli::Progress bar("density", n);
+    for (size_t i = 0; i < n; i++) {
+        if (cli::interrupted()) return fail(cli::interrupted_error());
+        auto made = create_sandbox(boxes.tools, *layer);
+        if (!made) {
+            // Running out of something is the density limit; say what it was.
+            stopped = "create failed: " + made.error().describe();
+            break;
+        }
+        boxes.add(*made);
+        ms.push_back(made->value("ms", 0.0));
+        latency.push_back({double(i), ms.back()});
+        bar.set(i + 1);
+        if (sample_at(boxes.ids.size(), n)) mem.push_back(sample_memory(*before, boxes));
+        if (budget) {
+            auto now = bench::host_memory();
+            if (now && before->available > now->available && before->available - now->available >= budget) {
+                stopped = "memory budget";
+                break;
+            }
+        }
+    }
+    if (mem.empty() || mem.back().alive != boxes.ids.size()) mem.push_back(sample_memory(*before, boxes));
+    size_t alive = boxes.ids.size();
+    if (auto r = boxes.destroy(); !r) return r;
+    limits.restore();
+
+    size_t k = std::min<size_t>(10, ms.size());
+    std::vector<double> first(ms.begin(), ms.begin() + long(k)), last(ms.end() - long(k), ms.end());
+    rec["counts"] = {{"sandboxes", alive}, {"stopped_by", stopped}, {"memory_budget_bytes", budget},
+                     {"memory_per_sandbox_bytes", mem.back().to_json()}};
+    rec["memory_samples"] = json::array();
+    for (auto& s : mem) rec["memory_samples"].push_back(s.to_json());
+    rec["figures"]["create_ms"] = bench::summarize(ms).to_json("ms");
+    rec["figures"]["create_ms_first"] = bench::summarize(first).to_json("ms");
+    rec["figures"]["create_ms_last"] = bench::summarize(last).to_json("ms");
+    rec["figures"]["create_ms_first"]["alive"] = {0, k ? k - 1 : 0};
+    rec["figures"]["create_ms_last"]["alive"] = {alive - k, alive ? alive - 1 : 0};
+    double m0 = bench::median(first);
+    rec["ratios"]["last/first"] = {{"median", m0 > 0 ? bench::median(last) / m0 : 0},
+                                   {"means", "median create latency of the last " + std::to_string(k) +
+                                                 " creates over that of the first " + std::to_string(k)}};
+    rec["baselines"]["dsec"] = {{"does", dsec_does("dsec-run create --layers LAYER, one at a time, left idle")}};
+    if (!ctx.opt.plot.empty()) {
+        if (auto r = plot_density(ctx, latency, mem); !r) return r;
+        rec["plot"] = ctx.opt.plot;
+    }
+    return jsonl::emit(rec);
+}
+
+}  // namespace
+
+void add_create(CLI::App& app, Context& ctx) {
+    auto* create = app.add_subcommand("create", "sandboxes created per second and create latency at concurrency -P");
+    add_options(create, ctx.opt, {"n", "warmup", "P", "scale", "plot", "tree", "use-state"});
+    create->callback([&ctx] {
+        ctx.action = [&ctx]() -> Result<int> {
+            if (auto r = prepare(ctx); !r) return fail(r.error());
+            if (auto r = run_create(ctx); !r) return fail(r.error());
+            return 0;
+        };
+    });
+
+    auto* density = app.add_subcommand(
+        "density", "idle sandboxes up to --count or --memory-budget: memory per sandbox, latency against alive");
+    add_options(density, ctx.opt, {"count", "memory-budget", "raise-limits", "scale", "plot", "tree", "use-state"});
+    density->callback([&ctx] {
+        ctx.action = [&ctx]() -> Result<int> {
+            if (auto r = prepare(ctx); !r) return fail(r.error());
+            if (auto r = run_density(ctx); !r) return fail(r.error());
+            return 0;
+        };
+    });
+}
+
+}  // namespace dsec::bench_tool
