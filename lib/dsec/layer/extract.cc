@@ -105,7 +105,7 @@ Status Extractor::run() {
     archive_read_support_filter_all(a_.get());
     archive_read_support_format_tar(a_.get());
     if (archive_read_open(a_.get(), &reader_, nullptr, read_cb, nullptr) != ARCHIVE_OK)
-        return fail(archive_failure("not a tar archive"));
+        return fail(archive_failure("cannot read the archive"));
     for (;;) {
         if (cli::interrupted()) return fail(cli::interrupted_error());
         struct archive_entry* e;
