@@ -11,17 +11,18 @@ void add_create_options(CLI::App* cmd, CreateArgs& a) {
     cmd->add_option("--cpus", a.cpus, "CPU limit in CPUs, e.g. 0.5, 2");
     cmd->add_option("--pids", a.pids, "most tasks the sandbox may have");
     cmd->add_option("--disk", a.disk, "cap on what the sandbox may write, e.g. 1G (upper on a tmpfs of that size)");
-    cmd->add_option("--env", a.env, "K=V in the sandbox's environment (repeatable)");
+    cmd->add_option("--env", a.env, "K=V in the sandbox's environment (repeatable)")->allow_extra_args(false);
     cmd->add_option("--workdir", a.workdir, "working directory of commands (default: the image's, else /)");
     cmd->add_option("--user", a.user, "UID[:GID] commands run as (default: the image's numeric user, else 0)");
     cmd->add_option("--network", a.network, "network: none (a private loopback, up; the only choice so far)")
         ->check(CLI::IsMember({"none"}));
     cmd->add_option("--ttl", a.ttl, "lifetime, e.g. 30m, recorded for dsec-reclaim");
     cmd->add_option("--idle-ttl", a.idle_ttl, "idle lifetime since the last exec, e.g. 10m, recorded for dsec-reclaim");
-    cmd->add_option("--label", a.labels, "k=v label (repeatable)");
+    cmd->add_option("--label", a.labels, "k=v label (repeatable)")->allow_extra_args(false);
     cmd->add_option("--policy", a.policy, "dsec-guard policy file, recorded (applied by dsec-guard)");
     cmd->add_option("--layers", a.layers, "layer names base first (a,b,c): mount them and make a rootfs, no stdin")
-        ->delimiter(',');
+        ->delimiter(',')
+        ->allow_extra_args(false);
     cmd->add_flag("--verify", a.verify, "with --layers: verify each layer's digest before mounting it");
 }
 

@@ -171,7 +171,10 @@ Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOpt
         result->note = std::string(stages[ce.stage % 3]) + ": " + errno_name(ce.err);
         if (ce.stage == 2 && ce.err == ENOENT) result->note = "command not found: " + o.argv[0];
     }
-    if (result->signal == SIGKILL && !fs::exists(paths.state_file(id))) result->note = "sandbox destroyed during exec";
+    if (result->signal == SIGKILL) {
+        auto now = load(paths, id);
+        if (!now || now->value("state", "") == "destroying") result->note = "sandbox destroyed during exec";
+    }
     return result;
 }
 
