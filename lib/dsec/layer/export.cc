@@ -169,6 +169,8 @@ Status export_image(const std::string& image, int out_fd, int level) {
     std::unique_ptr<struct archive, int (*)(struct archive*)> a(archive_write_new(), archive_write_free);
     if (!a) return fail(make_error("internal", "archive_write_new failed"));
     archive_write_set_format_pax_restricted(a.get());
+    // SCHILY.xattr only: what GNU tar and libarchive both read.
+    archive_write_set_format_option(a.get(), "pax", "xattrheader", "SCHILY");
     archive_write_add_filter_zstd(a.get());
     std::string lv = std::to_string(level);
     if (archive_write_set_filter_option(a.get(), "zstd", "compression-level", lv.c_str()) != ARCHIVE_OK)

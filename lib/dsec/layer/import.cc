@@ -157,9 +157,16 @@ Status import_image(const Store& store, const std::string& path, const ImageImpo
         return published(Imported{std::move(*layer), stats});
     }
 
-    std::vector<std::string> parents;
-    size_t n = manifest->layers.size();
-    for (size_t i = 0; i < n; i++) {
+    // Every layer is extracted and built before the first is published, so a bad blob
+    // high in the image leaves nothing of it in the store.
+    struct Built {
+        Stage stage;
+        std::string image;
+        uint64_t files;
+        ExtractStats stats;
+    };
+    std::vector<Built> built;
+    for (size_t i = 0; i < manifest->layers.size(); i++) {
         auto stage = make_stage(store, "import-");
         if (!stage) return fail(stage.error());
         auto tree = SafeTree::open(stage->tree);
@@ -171,17 +178,37 @@ Status import_image(const Store& store, const std::string& path, const ImageImpo
             !r)
             return r;
         stats.entries = one.entries, stats.bytes = one.bytes, stats.input_bytes = done = one.input_bytes;
+        std::string image = stage->staging.path() + "/image.erofs";
+        if (auto r = make_image(stage->tree, image, opts.build.compression); !r) return fail(r.error());
+        auto files = count_entries(stage->tree);
+        if (!files) return fail(files.error());
+        // The tree has served its purpose: free its space before the next layer's.
+        if (auto r = fs::remove_tree(stage->tree); !r) return fail(r.error());
+        built.push_back({std::move(*stage), image, *files, std::move(one)});
+    }
 
-        BuildOptions b = opts.build;
-        bool top = i + 1 == n;
-        if (!b.name.empty() && !top) b.name += "." + std::to_string(i + 1);
-        b.source = source + "#" + std::to_string(i);
-        b.parents = parents;
-        if (top) b.config = manifest->config;
-        auto layer = finish(store, *stage, b);
-        if (!layer) return fail(layer.error());
-        parents.push_back(layer->digest);
-        if (auto r = published(Imported{std::move(*layer), std::move(one)}); !r) return r;
+    auto name_of = [&](size_t i) {
+        bool top = i + 1 == built.size();
+        return opts.build.name.empty() || top ? opts.build.name : opts.build.name + "." + std::to_string(i + 1);
+    };
+    for (size_t i = 0; i < built.size(); i++)
+        if (!name_of(i).empty())
+            if (auto r = check_name(name_of(i)); !r) return r;
+    std::vector<std::string> parents;
+    for (size_t i = 0; i < built.size(); i++) {
+        bool top = i + 1 == built.size();
+        Layer layer;
+        layer.name = name_of(i);
+        layer.labels = opts.build.labels;
+        layer.compression = opts.build.compression;
+        layer.source = source + "#" + std::to_string(i);
+        layer.parents = parents;
+        if (top) layer.config = manifest->config;
+        layer.files = built[i].files;
+        auto published_layer = store.publish(built[i].image, std::move(layer));
+        if (!published_layer) return fail(published_layer.error());
+        parents.push_back(published_layer->digest);
+        if (auto r = published(Imported{std::move(*published_layer), std::move(built[i].stats)}); !r) return r;
     }
     return {};
 }
