@@ -3,6 +3,7 @@
  * Started by dsec-run in fresh mount, pid, net, ipc, uts and cgroup namespaces with
  *   fd 3  the sandbox's overlay, a detached mount (fsmount/open_tree)
  *   fd 4  the status pipe: "ok\n" once the sandbox is ready, or "op\tpath\terrno\n"
+ *   fd 5  (optional) the --disk tmpfs under the overlay's upper, held open for good
  *   argv  dsec-init ROOT HOSTNAME
  * It attaches the overlay at ROOT (a directory that exists on the host; the mount lives
  * only in this namespace), builds /dev, /proc and /tmp, brings loopback up, pivots into

@@ -42,7 +42,8 @@ constexpr int kHighFd = 64;
     if (::unshare(CLONE_NEWCGROUP) < 0) child_fail(status_fd, "unshare cgroup namespace");
     if (::dup2(devnull, 0) < 0 || ::dup2(devnull, 1) < 0 || ::dup2(devnull, 2) < 0) child_fail(status_fd, "dup2");
     if (::dup2(spec.mount_fd, 3) < 0 || ::dup2(status_fd, 4) < 0) child_fail(status_fd, "dup2");
-    ::syscall(SYS_close_range, 5U, ~0U, 0U);
+    if (spec.keep_fd >= 0 && ::dup2(spec.keep_fd, 5) < 0) child_fail(status_fd, "dup2");
+    ::syscall(SYS_close_range, spec.keep_fd >= 0 ? 6U : 5U, ~0U, 0U);
     char* envp[] = {nullptr};
     ::execve(spec.program.c_str(), argv, envp);
     child_fail(4, "execve dsec-init");
@@ -78,11 +79,13 @@ Result<Started> start_init(const InitSpec& spec) {
     Fd status_r(pipefd[0]), status_w(pipefd[1]);
     Fd high_w(::fcntl(status_w.get(), F_DUPFD_CLOEXEC, kHighFd));
     Fd high_mount(::fcntl(spec.mount_fd, F_DUPFD_CLOEXEC, kHighFd));
+    Fd high_keep(spec.keep_fd >= 0 ? ::fcntl(spec.keep_fd, F_DUPFD_CLOEXEC, kHighFd) : -1);
     Fd devnull(::open("/dev/null", O_RDWR | O_CLOEXEC));
     if (!high_w || !high_mount || !devnull) return fail(sys_error("fcntl", "F_DUPFD_CLOEXEC"));
     status_w.reset();
     InitSpec child_spec = spec;
     child_spec.mount_fd = high_mount.get();
+    child_spec.keep_fd = high_keep.get();
 
     // Everything the child touches is prepared here: it may not allocate.
     std::vector<char*> argv;

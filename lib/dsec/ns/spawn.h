@@ -17,6 +17,7 @@ struct InitSpec {
     std::string program;             // path of dsec-init
     std::vector<std::string> argv;   // argv[0] included
     int mount_fd = -1;               // the detached root mount, passed as fd 3
+    int keep_fd = -1;                // passed as fd 5 and held for the init's life (-1: none)
     int unified_cgroup_fd = -1;      // a cgroup2 directory: CLONE_INTO_CGROUP
     std::vector<int> join_fds;       // cgroup.procs files (v1) the child writes "0" into
 };

@@ -94,6 +94,8 @@ Result<json> build(const Paths& paths, const mount::Rootfs& rootfs, const Create
     spec.program = o.init_program;
     spec.argv = {"dsec-init", root, o.hostname.empty() ? id.substr(0, 63) : o.hostname};
     spec.mount_fd = overlay->get();
+    // The --disk tmpfs must stay mounted (detached) while the overlay uses it: the init holds it.
+    spec.keep_fd = upper->tmpfs ? upper->tmpfs.get() : -1;
     spec.unified_cgroup_fd = fds->unified ? fds->unified.get() : -1;
     for (auto& f : fds->join) spec.join_fds.push_back(f.get());
     auto init = ns::start_init(spec);

@@ -1,0 +1,29 @@
+#!/bin/bash
+# Limits that bite: out of memory kills inside the sandbox only (the init survives and
+# the kill is counted), --disk caps what the sandbox can write, --pids caps forks.
+. "$(dirname "$0")/lib.sh"
+
+make_busybox_tree "$T/tree"
+dsec-layer build "$T/tree" --name base > /dev/null
+dsec-run create --layers base --id lim --memory 32M --pids 20 --disk 2M > /dev/null
+on_exit "dsec-run destroy --force lim > /dev/null"
+
+# A shell that holds 100 MB in a variable is killed by the OOM killer.
+r=$(dsec-run exec --json lim -- sh -c 'a=$(yes | head -c 100000000); echo survived' || true)
+echo "$r" | jq -e '.signal == 9 and (.stdout | contains("survived") | not)' > /dev/null || fail "no OOM kill: $(echo "$r" | jq -c 'del(.stdout)')"
+dsec-run exec lim -- true || fail "the sandbox did not survive its OOM"
+dsec-run inspect lim | jq -e '.state == "running" and .oom_kills >= 1' > /dev/null || fail "oom not reported: $(dsec-run inspect lim)"
+
+# --disk: the upper is capped.
+expect_exit 1 dsec-run exec lim -- sh -c 'head -c 4000000 /dev/zero > /big'
+dsec-run exec lim -- rm -f /big
+dsec-run exec lim -- sh -c 'head -c 100000 /dev/zero > /small' || fail "a small write failed under --disk"
+[ -z "$(ls "$DSEC_ROOT/sandboxes/lim/upper" 2>/dev/null)" ] || fail "--disk wrote to the on-disk upper"
+
+# --pids: a fork bomb stops at the limit, and the sandbox still works.
+out=$(dsec-run exec lim -- sh -c 'for i in $(seq 1 40); do sleep 1 & done 2>&1; wait' 2>&1 || true)
+echo "$out" | grep -q "Resource temporarily unavailable\|can't fork" || fail "--pids did not stop the forks: $out"
+# Once the sleeps end (and the init has reaped them) the sandbox takes commands again.
+for i in $(seq 1 30); do dsec-run exec lim -- true 2> /dev/null > /dev/null && break; sleep 0.1; done
+dsec-run exec lim -- true || fail "the sandbox is unusable after hitting --pids"
+echo ok
