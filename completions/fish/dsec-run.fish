@@ -1,0 +1,51 @@
+# fish completion for dsec-run
+set -l subs create exec run cp ls inspect destroy
+function __dsec_run_ids
+    set -l run /run/dsec
+    set -q DSEC_RUN; and set run $DSEC_RUN
+    ls $run/sandboxes 2>/dev/null
+end
+complete -c dsec-run -f
+complete -c dsec-run -l root -r -d 'state directory'
+complete -c dsec-run -l run -r -d 'runtime directory'
+complete -c dsec-run -l store -r -d 'layer store directory'
+complete -c dsec-run -l help -d 'show help'
+complete -c dsec-run -l version -d 'show version'
+complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a create -d 'create sandboxes'
+complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a exec -d 'run a command in sandboxes'
+complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a run -d 'create, run once, destroy'
+complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a cp -d 'copy files into or out of a sandbox'
+complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a ls -d 'list sandboxes'
+complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a inspect -d 'show sandboxes in full'
+complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a destroy -d 'kill and remove sandboxes'
+# create and run
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l id -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l hostname -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l memory -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l cpus -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l pids -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l disk -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l env -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l workdir -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l user -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l ttl -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l idle-ttl -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l label -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l policy -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l layers -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l network -r -a none
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l verify -d 'verify layer digests'
+complete -c dsec-run -n "__fish_seen_subcommand_from create exec destroy" -s P -l parallel -r -d 'at once'
+# exec and run
+complete -c dsec-run -n "__fish_seen_subcommand_from exec run" -l json -d 'capture output into a result record'
+complete -c dsec-run -n "__fish_seen_subcommand_from exec run" -s t -l tty -d 'pseudo-terminal'
+complete -c dsec-run -n "__fish_seen_subcommand_from exec run" -l timeout -r
+complete -c dsec-run -n "__fish_seen_subcommand_from exec run" -l no-output-timeout -r
+complete -c dsec-run -n "__fish_seen_subcommand_from exec run" -l output-limit -r
+complete -c dsec-run -n "__fish_seen_subcommand_from exec" -l env -r
+complete -c dsec-run -n "__fish_seen_subcommand_from exec" -l workdir -r
+complete -c dsec-run -n "__fish_seen_subcommand_from exec" -l user -r
+complete -c dsec-run -n "__fish_seen_subcommand_from run" -l keep -d 'keep the sandbox'
+complete -c dsec-run -n "__fish_seen_subcommand_from ls" -l label -r
+complete -c dsec-run -n "__fish_seen_subcommand_from destroy" -s f -l force -d 'unknown ids are not an error'
+complete -c dsec-run -n "__fish_seen_subcommand_from exec inspect destroy cp" -a "(__dsec_run_ids)"
