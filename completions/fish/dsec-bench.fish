@@ -13,7 +13,7 @@ complete -c dsec-bench -n "not __fish_seen_subcommand_from $subs" -a density -d 
 complete -c dsec-bench -n "not __fish_seen_subcommand_from $subs" -a image -d 'EROFS layer vs tar vs cp -a'
 complete -c dsec-bench -n "not __fish_seen_subcommand_from $subs" -a import -d 'dsec-layer import vs tar + mkfs.erofs'
 complete -c dsec-bench -n "__fish_seen_subcommand_from compare run exec create image import" -s n -l iterations -r -d 'measured runs'
-complete -c dsec-bench -n "__fish_seen_subcommand_from compare run exec create image import" -l warmup -r -d 'runs thrown away first'
+complete -c dsec-bench -n "__fish_seen_subcommand_from compare run exec create density image import" -l warmup -r -d 'runs thrown away first'
 complete -c dsec-bench -n "__fish_seen_subcommand_from $subs" -l scale -r -d 'multiply default sizes'
 complete -c dsec-bench -n "__fish_seen_subcommand_from $subs" -l plot -r -F -d 'draw figures to an SVG file'
 complete -c dsec-bench -n "__fish_seen_subcommand_from $subs" -l use-state -d 'use --root/--run, not a private state'

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include "dsec/sys/fs.h"
 
@@ -72,8 +73,18 @@ Status RaisedLimits::raise(const std::vector<std::pair<std::string, uint64_t>>& 
         if (!now) return fail(now.error());
         if (*now >= minimum) continue;
         // nr_open bounds RLIMIT_NOFILE, so order in `wanted` matters: sysctls first.
-        if (auto r = write_limit(name, minimum); !r) return fail(std::move(r.error()).context("raising limits"));
-        changes_.push_back({name, *now, minimum});
+        if (auto r = write_limit(name, minimum); !r) {
+            int res = rlimit_resource(name);
+            struct rlimit rl;
+            if (res < 0 || r.error().err != EPERM || ::getrlimit(res, &rl) < 0)
+                return fail(std::move(r.error()).context("raising limits"));
+            rl.rlim_cur = rl.rlim_max;
+            if (::setrlimit(res, &rl) < 0) return fail(sys_error("setrlimit", name).context("raising limits"));
+            changes_.push_back({name, *now, uint64_t(rl.rlim_max),
+                                "wanted " + std::to_string(minimum) + "; the hard limit may not be raised (EPERM)"});
+            continue;
+        }
+        changes_.push_back({name, *now, minimum, ""});
     }
     return {};
 }
@@ -85,7 +96,11 @@ void RaisedLimits::restore() {
 
 nlohmann::json RaisedLimits::to_json() const {
     auto out = nlohmann::json::array();
-    for (auto& c : changes_) out.push_back({{"name", c.name}, {"before", c.before}, {"after", c.after}});
+    for (auto& c : changes_) {
+        nlohmann::json j = {{"name", c.name}, {"before", c.before}, {"after", c.after}};
+        if (!c.note.empty()) j["note"] = c.note;
+        out.push_back(j);
+    }
     return out;
 }
 

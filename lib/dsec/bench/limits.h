@@ -17,6 +17,7 @@ struct LimitChange {
     std::string name;
     uint64_t before = 0;
     uint64_t after = 0;
+    std::string note;  // why `after` is short of what was wanted, when it is
 };
 
 /// The limits a run of `sandboxes` idle sandboxes needs, as (name, minimum) pairs:
@@ -31,7 +32,9 @@ public:
     RaisedLimits(RaisedLimits&&) = delete;
     ~RaisedLimits() { restore(); }
 
-    /// Raises each limit that is below its minimum (never lowers one).
+    /// Raises each limit that is below its minimum (never lowers one). An rlimit whose
+    /// hard limit may not be raised (no CAP_SYS_RESOURCE) goes up to the hard limit and
+    /// the change says so.
     /// Errors: io naming the sysctl or rlimit that could not be set (earlier changes
     /// stay recorded and are restored).
     Status raise(const std::vector<std::pair<std::string, uint64_t>>& wanted);

@@ -1,0 +1,18 @@
+#!/bin/bash
+# dsec-bench run and exec: dsec against a plain fork/exec of the same binary, interleaved,
+# with a ratio; exec's live sandboxes are destroyed at the end.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/bench-check.sh"
+
+dsec-bench run -n 2 --warmup 1 > "$T/run.jsonl"
+check_bench run "$T/run.jsonl"
+jq -e '.figures.dsec_ms.n == 2 and .figures["fork-exec_ms"].n == 2 and .ratios["dsec/fork-exec"].median > 0' \
+    "$T/run.jsonl" >/dev/null || fail "run: no dsec and fork-exec figures with a ratio"
+
+dsec-bench exec -n 3 --warmup 1 --count 2 --plot "$T/exec.svg" > "$T/exec.jsonl"
+check_bench exec "$T/exec.jsonl"
+jq -e '.counts.live_sandboxes == 2 and .figures.dsec_ms.n == 3 and .ratios["dsec/fork-exec"].pairs == 3' \
+    "$T/exec.jsonl" >/dev/null || fail "exec: wrong counts"
+grep -q "<svg" "$T/exec.svg" || fail "no SVG plot"
+check_clean
+echo ok
