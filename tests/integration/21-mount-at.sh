@@ -28,6 +28,7 @@ line=$(grep " $T/look " /proc/self/mountinfo)
 # No extra mount on the host for the overlay beyond the one at DIR.
 expect_exit 1 dsec-mount umount "$T"            # not a mount point
 expect_exit 1 dsec-mount umount "$DSEC_RUN"     # a mount, but not an overlay
+expect_exit 1 dsec-mount umount "$(jq -r '.lowerdirs[0]' "$T/rootfs.json")"  # a layer: release's job
 dsec-mount umount "$T/look"
 grep -q " $T/look " /proc/self/mountinfo && fail "still mounted"
 expect_exit 1 dsec-mount umount "$T/look"

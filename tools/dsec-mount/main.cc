@@ -7,7 +7,7 @@ int main(int argc, char** argv) {
     CLI::App app("dsec-mount: mount layers (once per host) and make rootfs records for sandboxes", "dsec-mount");
     app.footer(cli::example(
         "  dsec-layer ls base python3.12 task-4711 | dsec-mount --count 1000 | dsec-run create -P 8\n"
-        "  dsec-mount base python3.12 --id look | dsec-mount --at /mnt/look --read-only\n"
+        "  dsec-mount --at /mnt/look --read-only base python3.12 && ls /mnt/look\n"
         "  dsec-mount umount /mnt/look; dsec-mount ls; dsec-mount release"));
     app.set_version_flag("--version", DSEC_VERSION);
     app.require_subcommand(0, 1);

@@ -109,11 +109,13 @@ void add_stack(CLI::App& app, Context& ctx) {
     auto o = std::make_shared<Opts>();
     app.add_option("LAYER", o->refs, "layer names or digests, base first; none: read layer records from stdin");
     app.add_option("--count", o->count, "write N rootfs records, each with a fresh id and its own upper")
+        ->type_name("N")
         ->check(CLI::Range(size_t(1), size_t(10'000'000)))
         ->capture_default_str();
-    app.add_option("--id", o->id, "name the (one) rootfs instead of a random id");
+    app.add_option("--id", o->id, "name the (one) rootfs instead of a random id")->type_name("ID");
     app.add_flag("--verify", o->verify, "check each layer's digest before its first mount");
-    app.add_option("--at", o->at, "assemble the overlay of one rootfs at DIR in this mount namespace");
+    app.add_option("--at", o->at, "assemble the overlay of one rootfs at DIR in this mount namespace")
+        ->type_name("DIR");
     app.add_flag("--read-only", o->read_only, "with --at: only the layers, no upper (nothing written)");
     app.callback([&ctx, o] {
         if (!ctx.action) ctx.action = [&ctx, o] { return run(ctx, *o); };

@@ -28,13 +28,16 @@ Result<Fd> readonly_bind(const std::string& lower) {
 
 }  // namespace
 
+Error too_many_layers_error(size_t layers) {
+    return make_error("too_many_layers", std::to_string(layers) + " layers, overlayfs takes at most " +
+                                             std::to_string(kMaxLowers) +
+                                             ": squash some into one (dsec-layer import-image --squash)");
+}
+
 Result<Fd> make_overlay(const OverlaySpec& spec) {
     if (spec.lowerdirs.empty()) return fail(make_error("bad_input", "an overlay needs at least one lower layer"));
     if (spec.lowerdirs.size() > kMaxLowers)
-        return fail(make_error("too_many_layers",
-                               std::to_string(spec.lowerdirs.size()) + " layers, overlayfs takes at most " +
-                                   std::to_string(kMaxLowers) +
-                                   ": squash some into one (dsec-layer import-image --squash)"));
+        return fail(too_many_layers_error(spec.lowerdirs.size()));
     if (spec.upper.empty() != spec.work.empty())
         return fail(make_error("bad_input", "upper and work directories go together"));
     if (spec.upper.empty() && spec.lowerdirs.size() == 1) return readonly_bind(spec.lowerdirs[0]);

@@ -14,6 +14,10 @@ namespace dsec::mount {
 /// The kernel's limit on overlay lower layers.
 constexpr size_t kMaxLowers = 500;
 
+/// The error for a stack of `layers` layers past kMaxLowers: code too_many_layers, with
+/// a hint to squash.
+Error too_many_layers_error(size_t layers);
+
 struct OverlaySpec {
     std::vector<std::string> lowerdirs;  // top first
     std::string upper;                   // empty: a read-only overlay of the lowers

@@ -56,10 +56,7 @@ static Status make_dir(const std::string& path, unsigned mode) {
 Result<Rootfs> mount_stack(const cli::Paths& paths, const std::vector<layer::Layer>& base_first, bool verify) {
     if (base_first.empty()) return fail(make_error("bad_input", "a rootfs needs at least one layer"));
     if (base_first.size() > kMaxLowers)
-        return fail(make_error("too_many_layers",
-                               std::to_string(base_first.size()) + " layers, overlayfs takes at most " +
-                                   std::to_string(kMaxLowers) +
-                                   ": squash some into one (dsec-layer import-image --squash)"));
+        return fail(too_many_layers_error(base_first.size()));
     layer::Store store(paths.layers());
     Rootfs rootfs;
     for (auto& l : base_first) {
