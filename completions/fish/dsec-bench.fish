@@ -3,6 +3,7 @@ set -l subs compare run exec create density image import
 complete -c dsec-bench -f
 complete -c dsec-bench -l root -r -d 'state directory'
 complete -c dsec-bench -l run -r -d 'runtime directory'
+complete -c dsec-bench -l store -r -d 'layer store directory'
 complete -c dsec-bench -l help -d 'show help'
 complete -c dsec-bench -l version -d 'show version'
 complete -c dsec-bench -n "not __fish_seen_subcommand_from $subs" -a compare -d 'true under dsec, bwrap, runc'

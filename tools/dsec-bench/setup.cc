@@ -39,6 +39,10 @@ Status prepare(Context& ctx) {
     if (ctx.opt.use_state) {
         ::setenv("DSEC_ROOT", ctx.paths.root.c_str(), 1);
         ::setenv("DSEC_RUN", ctx.paths.run.c_str(), 1);
+        ::setenv("DSEC_STORE", ctx.paths.layers().c_str(), 1);
+    } else {
+        // A store named in the environment would be the user's: the private root's instead.
+        ::unsetenv("DSEC_STORE");
     }
     auto ws = bench::Workspace::make(!ctx.opt.use_state);
     if (!ws) return fail(ws.error());
