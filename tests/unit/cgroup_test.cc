@@ -1,0 +1,59 @@
+// Cgroup layout detection from mountinfo text: v1, v2 and hybrid hosts.
+#include <doctest/doctest.h>
+
+#include "dsec/cgroup/cgroup.h"
+
+using namespace dsec;
+
+namespace {
+const char* kHybrid =
+    "30 22 0:27 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+    "31 30 0:28 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+    "32 30 0:29 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct\n"
+    "34 30 0:31 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+    "36 30 0:33 / /sys/fs/cgroup/freezer rw,relatime - cgroup cgroup rw,freezer\n"
+    "38 30 0:35 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids\n"
+    "39 30 0:36 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd\n"
+    "40 30 0:37 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+}  // namespace
+
+TEST_CASE("cgroup: a hybrid host has v1 controllers and a unified tree") {
+    auto l = cgroup::parse_mountinfo(kHybrid);
+    REQUIRE(l);
+    CHECK(l->mode == cgroup::Mode::hybrid);
+    CHECK(l->unified == "/sys/fs/cgroup/unified");
+    CHECK(l->v1.at("memory") == "/sys/fs/cgroup/memory");
+    CHECK(l->v1.at("cpuacct") == "/sys/fs/cgroup/cpuacct");
+    CHECK(l->v1.count("name=systemd") == 0);
+    cgroup::Cgroup cg(*l, "abc");
+    CHECK(cg.unified_dir() == "/sys/fs/cgroup/unified/dsec/abc");
+    CHECK(cg.dirs().size() == 6);  // cpu, cpuacct, freezer, memory, pids, unified
+    CHECK(cg.needs_v1_join());
+}
+
+TEST_CASE("cgroup: v2 only and v1 only") {
+    auto v2 = cgroup::parse_mountinfo("25 20 0:22 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw,nsdelegate\n");
+    REQUIRE(v2);
+    CHECK(v2->mode == cgroup::Mode::v2);
+    CHECK(v2->v1.empty());
+    cgroup::Cgroup cg(*v2, "x");
+    CHECK(cg.dirs() == std::vector<std::string>{"/sys/fs/cgroup/dsec/x"});
+    CHECK_FALSE(cg.needs_v1_join());
+
+    // Controllers sharing one hierarchy ("cpu,cpuacct") give one directory.
+    auto v1 = cgroup::parse_mountinfo("31 30 0:28 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
+                                      "34 30 0:31 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n");
+    REQUIRE(v1);
+    CHECK(v1->mode == cgroup::Mode::v1);
+    CHECK(v1->v1.at("cpu") == v1->v1.at("cpuacct"));
+    CHECK(cgroup::Cgroup(*v1, "y").dirs().size() == 2);
+}
+
+TEST_CASE("cgroup: escaped mount points and no cgroups at all") {
+    auto l = cgroup::parse_mountinfo("40 30 0:37 / /sys/fs/my\\040cg rw - cgroup2 cgroup2 rw\n");
+    REQUIRE(l);
+    CHECK(l->unified == "/sys/fs/my cg");
+    auto none = cgroup::parse_mountinfo("22 1 0:21 / /proc rw - proc proc rw\n");
+    REQUIRE_FALSE(none);
+    CHECK(none.error().code == "not_found");
+}

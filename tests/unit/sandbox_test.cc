@@ -1,0 +1,77 @@
+// dsec-run's value parsing: sizes, CPUs, durations, users, ids, env.
+#include <doctest/doctest.h>
+
+#include "dsec/sandbox/exec.h"
+#include "dsec/sandbox/limits.h"
+
+using namespace dsec;
+using namespace dsec::sandbox;
+
+TEST_CASE("sandbox: sizes") {
+    CHECK(*parse_size("512M") == 512ull << 20);
+    CHECK(*parse_size("2G") == 2ull << 30);
+    CHECK(*parse_size("1.5G") == (3ull << 30) / 2);
+    CHECK(*parse_size("64k") == 65536);
+    CHECK(*parse_size("1GiB") == 1ull << 30);
+    CHECK(*parse_size("4096") == 4096);
+    for (const char* bad : {"12X", "", "M", "-1G", "1.2.3M", "0"}) {
+        auto r = parse_size(bad);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().code == "usage");
+    }
+}
+
+TEST_CASE("sandbox: cpus, counts, durations") {
+    CHECK(*parse_cpus("0.5") == doctest::Approx(0.5));
+    CHECK(*parse_cpus("2") == doctest::Approx(2));
+    CHECK_FALSE(parse_cpus("0"));
+    CHECK_FALSE(parse_cpus("two"));
+    CHECK(*parse_count("64", "--pids") == 64);
+    CHECK_FALSE(parse_count("0", "--pids"));
+    CHECK_FALSE(parse_count("-3", "--pids"));
+    CHECK(*parse_duration_ms("30m") == 30 * 60000);
+    CHECK(*parse_duration_ms("1h30m") == 90 * 60000);
+    CHECK(*parse_duration_ms("500ms") == 500);
+    CHECK(*parse_duration_ms("90") == 90000);
+    CHECK(*parse_duration_ms("2d") == 2 * 86400000ull);
+    CHECK_FALSE(parse_duration_ms("10 minutes"));
+    CHECK_FALSE(parse_duration_ms(""));
+}
+
+TEST_CASE("sandbox: users, ids, env") {
+    auto u = parse_user("1000:2000");
+    REQUIRE(u);
+    CHECK(u->uid == 1000);
+    CHECK(u->gid == 2000);
+    CHECK(parse_user("7")->gid == 7);
+    CHECK_FALSE(parse_user("root"));
+    CHECK_FALSE(parse_user("1:"));
+    CHECK(check_id("abc-1.2_x"));
+    for (const char* bad : {"", ".hidden", "-x", "a/b", "..", "a b"}) CHECK_FALSE(check_id(bad));
+    CHECK(check_id(std::string(64, 'a')));
+    CHECK_FALSE(check_id(std::string(65, 'a')));
+    CHECK(check_id(random_id()));
+    CHECK(random_id() != random_id());
+    CHECK(check_env({"A=1", "B="}, "--env"));
+    CHECK_FALSE(check_env({"A"}, "--env"));
+    CHECK_FALSE(check_env({"=1"}, "--env"));
+}
+
+TEST_CASE("sandbox: result record shape") {
+    ExecResult r;
+    r.exit_code = 137;
+    r.signal = 9;
+    r.out = "x";
+    r.timed_out = true;
+    auto j = r.to_record("s1");
+    CHECK(j["type"] == "result");
+    CHECK(j["id"] == "s1");
+    CHECK(j["exit_code"] == 137);
+    CHECK(j["signal"] == 9);
+    CHECK(j["stdout"] == "x");
+    CHECK(j["stdout_truncated"] == false);
+    CHECK(j["timed_out"] == true);
+    CHECK_FALSE(j.contains("note"));
+    ExecResult ok;
+    CHECK(ok.to_record("s")["signal"].is_null());
+}
