@@ -28,6 +28,7 @@ complete -c dsec-layer -n "__fish_seen_subcommand_from build import import-image
 complete -c dsec-layer -n "__fish_seen_subcommand_from build import import-image" -l compress -x -a 'none lz4 lz4hc' -d compression
 complete -c dsec-layer -n "__fish_seen_subcommand_from import import-image" -F
 complete -c dsec-layer -n "__fish_seen_subcommand_from import import-image" -l max-size -r -d 'cap on extracted bytes'
+complete -c dsec-layer -n "__fish_seen_subcommand_from import import-image" -l max-entries -r -d 'cap on archive entries'
 complete -c dsec-layer -n "__fish_seen_subcommand_from import" -l oci-layer -d 'apply OCI whiteouts'
 complete -c dsec-layer -n "__fish_seen_subcommand_from import-image" -l squash -d 'one layer for the whole image'
 complete -c dsec-layer -n "__fish_seen_subcommand_from import-image" -l platform -x -d 'platform, e.g. linux/amd64'
