@@ -71,6 +71,7 @@ Result<Joined> spawn_inside(const JoinSpec& spec, const std::function<void()>& b
     while (::waitpid(h, nullptr, 0) < 0 && errno == EINTR) {
     }
     if (n != ssize_t(sizeof rep)) return fail(make_error("io", "the join helper died"));
+    if (rep.pid <= 0 && rep.err == ESRCH) return fail(make_error("not_running", "the sandbox's init process is gone"));
     if (rep.pid <= 0) return fail(errno_error(rep.err, rep.op, "sandbox init " + std::to_string(spec.init_pid)));
     Joined j{rep.pid, Fd(int(::syscall(SYS_pidfd_open, rep.pid, 0)))};
     if (!j.pidfd) return fail(sys_error("pidfd_open", std::to_string(rep.pid)));

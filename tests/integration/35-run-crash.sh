@@ -1,0 +1,48 @@
+#!/bin/bash
+# Crashes and bad input: dsec-run killed with SIGKILL in the middle of a batch create,
+# half-made sandboxes (truncated state, partial cgroups, no upper, no init), rootfs
+# records whose layers are not mounted. destroy always finishes the job.
+. "$(dirname "$0")/lib.sh"
+
+make_busybox_tree "$T/tree"
+dsec-layer build "$T/tree" --name base > /dev/null
+
+# A rootfs whose layers are not mounted, and a record of the wrong type: clear errors.
+out=$(dsec-run create < "$DATA/run/rootfs-not-mounted.jsonl" || true)
+echo "$out" | jq -e 'select(.type == "error") | .code == "not_mounted"' > /dev/null || fail "not mounted: $out"
+[ -z "$(ls "$DSEC_RUN/sandboxes")" ] || fail "a failed create left state"
+expect_exit 1 dsec-run create < "$DATA/run/not-a-rootfs.jsonl"
+
+# SIGKILL in the middle of a batch create.
+dsec-layer ls base | dsec-mount --count 30 > "$T/rootfs.jsonl"
+dsec-run create -P 4 < "$T/rootfs.jsonl" > /dev/null &
+pid=$!
+sleep 0.15
+kill -9 $pid 2>/dev/null || true
+wait $pid 2>/dev/null || true
+# Every rootfs id is destroyable, whether its sandbox was made, half made or never begun.
+dsec-run destroy -P 4 --force < "$T/rootfs.jsonl" | jq -se 'length == 30 and all(.state == "destroyed" or .state == "absent")' > /dev/null \
+    || fail "destroy after a killed create"
+
+# Half-made by hand: a truncated state file, a lone cgroup, no upper, no init.
+mkdir -p "$DSEC_RUN/sandboxes/half"
+cp "$DATA/run/state-truncated.json" "$DSEC_RUN/sandboxes/half/state.json"
+for d in /sys/fs/cgroup/memory /sys/fs/cgroup/pids /sys/fs/cgroup; do
+    [ -f "$d/cgroup.procs" ] && mkdir -p "$d/dsec/half" && break
+done
+dsec-run ls | jq -se 'map(select(.id == "half")) | .[0].state == "broken"' > /dev/null || fail "ls of a broken state"
+dsec-run destroy half | jq -e '.state == "destroyed"' > /dev/null || fail "destroy of a half-made sandbox"
+
+# A sandbox whose init died: exec says so, destroy cleans up.
+dsec-run create --layers base --id orphan > /dev/null
+kill -9 "$(jq -r .pid "$DSEC_RUN/sandboxes/orphan/state.json")"
+sleep 0.1
+expect_exit 1 dsec-run exec orphan -- true
+dsec-run destroy orphan > /dev/null
+
+[ -z "$(ls "$DSEC_RUN/sandboxes")" ] || fail "state left: $(ls "$DSEC_RUN/sandboxes")"
+[ -z "$(ls "$DSEC_ROOT/sandboxes" 2>/dev/null)" ] || fail "uppers left: $(ls "$DSEC_ROOT/sandboxes")"
+for id in half orphan $(jq -r .id "$T/rootfs.jsonl"); do
+    for d in /sys/fs/cgroup/*/dsec/$id /sys/fs/cgroup/dsec/$id; do [ ! -d "$d" ] || fail "cgroup left: $d"; done
+done
+echo ok
