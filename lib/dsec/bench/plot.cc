@@ -31,7 +31,7 @@ Series cdf(const std::string& title, std::vector<double> samples) {
 std::string gnuplot_script(const std::vector<Panel>& panels, const std::string& data_dir, const std::string& svg) {
     std::ostringstream g;
     int width = 560 * int(std::max<size_t>(panels.size(), 1));
-    g << "set terminal svg size " << width << ",420 dynamic enhanced font 'sans,11' background '#ffffff'\n"
+    g << "set terminal svg size " << width << ",420 dynamic noenhanced font 'sans,11' background '#ffffff'\n"
       << "set output " << quote(svg) << "\n"
       << "set grid\nset key left top\n"
       << "set multiplot layout 1," << panels.size() << "\n";
