@@ -9,6 +9,10 @@
 
 #include "dsec/sys/fd.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace dsec {
 
 namespace {
@@ -23,12 +27,51 @@ constexpr uint32_t kRound[64] = {
     0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
 
 inline uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+
+#if defined(__x86_64__)
+// One block with the x86 SHA extensions (about ten times the portable code): layers are
+// named by the hash of their image, so every build and import hashes the whole image.
+__attribute__((target("sha,sse4.1"))) void block_shani(uint32_t* h, const uint8_t* p) {
+    const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+    __m128i tmp = _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)), 0xB1);  // CDAB
+    __m128i s1 = _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + 4)), 0x1B);  // EFGH
+    __m128i s0 = _mm_alignr_epi8(tmp, s1, 8);     // ABEF
+    s1 = _mm_blend_epi16(s1, tmp, 0xF0);          // CDGH
+    const __m128i abef = s0, cdgh = s1;
+    __m128i w[4];
+    for (int i = 0; i < 16; i++) {
+        __m128i& cur = w[i % 4];
+        if (i < 4) {
+            cur = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i)), swap);
+        } else {
+            // cur holds W[t-16..]; the others W[t-12..], W[t-8..], W[t-4..].
+            __m128i m = _mm_sha256msg1_epu32(cur, w[(i + 1) % 4]);
+            m = _mm_add_epi32(m, _mm_alignr_epi8(w[(i + 3) % 4], w[(i + 2) % 4], 4));
+            cur = _mm_sha256msg2_epu32(m, w[(i + 3) % 4]);
+        }
+        __m128i msg = _mm_add_epi32(cur, _mm_loadu_si128(reinterpret_cast<const __m128i*>(kRound + 4 * i)));
+        s1 = _mm_sha256rnds2_epu32(s1, s0, msg);
+        s0 = _mm_sha256rnds2_epu32(s0, s1, _mm_shuffle_epi32(msg, 0x0E));
+    }
+    s0 = _mm_add_epi32(s0, abef);
+    s1 = _mm_add_epi32(s1, cdgh);
+    tmp = _mm_shuffle_epi32(s0, 0x1B);            // FEBA
+    s1 = _mm_shuffle_epi32(s1, 0xB1);             // DCHG
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(h), _mm_blend_epi16(tmp, s1, 0xF0));      // DCBA
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(h + 4), _mm_alignr_epi8(s1, tmp, 8));     // HGFE
+}
+
+const bool kHaveShani = __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1");
+#endif
 }  // namespace
 
 Sha256::Sha256()
     : h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
 
 void Sha256::block(const uint8_t* p) {
+#if defined(__x86_64__)
+    if (kHaveShani) return block_shani(h_.data(), p);
+#endif
     uint32_t w[64];
     for (int i = 0; i < 16; i++)
         w[i] = uint32_t(p[4 * i]) << 24 | uint32_t(p[4 * i + 1]) << 16 | uint32_t(p[4 * i + 2]) << 8 | p[4 * i + 3];
