@@ -82,6 +82,7 @@ Result<Prepared> prepare(const json& state, const ExecOptions& o) {
     environ = const_cast<char**>(p.envp.data());
     ::execvp(p.argv[0], p.argv.data());
     die(2, errno == ENOENT ? 127 : 126);
+    ::_exit(127);  // not reached: die() exits
 }
 
 // Field 6 of /proc/<pid>/stat: the session id (in the host's pid namespace).
