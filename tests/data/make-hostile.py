@@ -4,7 +4,8 @@
 Each file is small and attacks one thing an importer must not get wrong; the
 integration tests 11-import-hostile.sh and 12-import-limits.sh feed them to
 `dsec-layer import`. Output is deterministic (fixed mtimes, gzip without a
-timestamp), so regenerating leaves the committed files unchanged. Needs python3
+timestamp), so regenerating leaves the committed files unchanged. The 2 GiB zstd
+bomb takes a while and is remade only when missing or with --all. Needs python3
 and the zstd program.
 """
 import gzip
