@@ -56,6 +56,14 @@ expect_exit 1 dsec-mount --id ../evil base
 [ ! -e "$DSEC_ROOT/evil" ] || fail "id escaped"
 expect_exit 2 dsec-mount </dev/null
 
+# The image config comes from the topmost layer that has one (as an OCI import records it).
+meta="$DSEC_ROOT/layers/${base#sha256:}.json"
+jq '.config = {env: ["PATH=/bin", "LANG=C"], workdir: "/work", entrypoint: [], cmd: ["/bin/sh"], user: "0"}' \
+    "$meta" > "$T/meta" && cat "$T/meta" > "$meta"
+cfg=$(dsec-mount base task | jq -c .config)
+[ "$(jq -r .workdir <<<"$cfg")" = /work ] || fail "config not carried: $cfg"
+[ "$(jq -r '.env | join(",")' <<<"$cfg")" = PATH=/bin,LANG=C ] || fail "config env: $cfg"
+
 # Concurrent first mounts from a clean state: every layer still mounted exactly once.
 dsec-mount release >/dev/null
 [ -z "$(dsec-mount ls)" ] || fail "release left layers"

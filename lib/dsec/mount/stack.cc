@@ -7,6 +7,7 @@
 
 #include "dsec/mount/layers.h"
 #include "dsec/mount/overlay.h"
+#include "dsec/sys/fs.h"
 
 namespace dsec::mount {
 
@@ -79,15 +80,16 @@ Result<Rootfs> make_rootfs(const cli::Paths& paths, const std::vector<layer::Lay
     rootfs->id = id;
 
     std::string dir = sandbox_dir(paths, id);
-    if (auto r = make_dir(paths.root + "/sandboxes", 0755); !r && r.error().err == ENOENT) {
+    // <root>/sandboxes exists but for the first time: make it only when it is missing.
+    if (auto r = make_dir(dir, 0700); !r) {
+        if (r.error().err != ENOENT) return fail(r.error());
         if (auto p = fs::mkdir_p(paths.root + "/sandboxes", 0755); !p) return fail(p.error());
-    } else if (!r) {
-        return fail(r.error());
+        if (auto again = make_dir(dir, 0700); !again) return fail(again.error());
     }
     rootfs->upper = dir + "/upper";
     rootfs->work = dir + "/work";
-    // The sandbox directory is private to root; the upper is the sandbox's "/" and keeps 0755.
-    for (auto [path, mode] : {std::pair{dir, 0700u}, {rootfs->upper, 0755u}, {rootfs->work, 0700u}})
+    // The sandbox directory (above) is private to root; the upper is the sandbox's "/".
+    for (auto [path, mode] : {std::pair{rootfs->upper, 0755u}, {rootfs->work, 0700u}})
         if (auto r = make_dir(path, mode); !r) return fail(r.error());
     return rootfs;
 }
