@@ -56,6 +56,10 @@ std::string layer_lock_path(const cli::Paths& paths, const std::string& digest) 
     return paths.run + "/locks/layer-" + hex_of(digest) + ".lock";
 }
 
+bool in_layers_dir(const cli::Paths& paths, const std::string& path) {
+    return canonical(path).rfind(canonical(layers_dir(paths)) + "/", 0) == 0;
+}
+
 bool is_layer_mount(const std::string& path) {
     return is_mount_root(path) && fs_magic(path) == long(EROFS_SUPER_MAGIC_V1);
 }

@@ -26,6 +26,10 @@ std::string layer_mountpoint(const cli::Paths& paths, const std::string& digest)
 /// $DSEC_RUN/locks/layer-<hex>.lock: held while a layer is mounted or released.
 std::string layer_lock_path(const cli::Paths& paths, const std::string& digest);
 
+/// True when `path` lies below $DSEC_RUN/layers (links resolved): a layer mount, which
+/// only release takes down.
+bool in_layers_dir(const cli::Paths& paths, const std::string& path);
+
 /// True when `path` is the root of an erofs mount. Errors: none; a missing path is false.
 bool is_layer_mount(const std::string& path);
 
