@@ -38,14 +38,14 @@ say "1. a base layer from a busybox tree, and a toolkit layer on top"
 tree="$work/tree"
 mkdir -p "$tree"/{bin,etc,tmp,proc,sys,dev,root,work}
 cp /bin/busybox "$tree/bin/busybox"
-for app in $("$tree/bin/busybox" --list); do ln -sf busybox "$tree/bin/$app"; done
+for app in $("$tree/bin/busybox" --list); do [ "$app" = busybox ] || ln -s busybox "$tree/bin/$app"; done
 echo "root:x:0:0:root:/root:/bin/sh" > "$tree/etc/passwd"
 echo "root:x:0:" > "$tree/etc/group"
 dsec-layer build "$tree" --name demo-base --label demo=1 | jq -c '{name, digest: .digest[0:19], files, size}'
 mkdir -p "$work/tools/opt/demo"
 cat > "$work/tools/opt/demo/report" <<'SH'
 #!/bin/sh
-echo "$(hostname) pid=$$ files=$(ls / | wc -l) mem=$(free -m | awk '/Mem/{print $3}')M"
+echo "$(hostname) pid=$$ uid=$(id -u) root=$(ls / | wc -l) entries"
 SH
 chmod +x "$work/tools/opt/demo/report"
 dsec-layer build "$work/tools" --name demo-tools --label demo=1 | jq -c '{name, digest: .digest[0:19], files, size}'
@@ -64,7 +64,7 @@ dsec-mount ls | jq -c '{name, users}'
 
 say "4. a command in each"
 dsec-run exec -P 4 --json -- /opt/demo/report < "$work/sandboxes.jsonl" > "$work/results.jsonl"
-head -3 "$work/results.jsonl" | jq -c '{id, exit_code, stdout, duration_ms}'
+head -3 "$work/results.jsonl" | jq -c '{id, exit_code, stdout, stderr, duration_ms}'
 
 say "5. summary"
 jq -s '{sandboxes: length,
