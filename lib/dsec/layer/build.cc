@@ -58,7 +58,11 @@ Result<Layer> build_tree(const Store& store, const std::string& tree, const Buil
 
     auto stage = store.staging("build-");
     if (!stage) return fail(stage.error());
-    std::string image = stage->path() + "/image.erofs";
+    return image_and_publish(store, tree, stage->path() + "/image.erofs", opts);
+}
+
+Result<Layer> image_and_publish(const Store& store, const std::string& tree, const std::string& image,
+                                const BuildOptions& opts) {
     if (auto r = make_image(tree, image, opts.compression); !r) return fail(r.error());
     auto files = count_entries(tree);
     if (!files) return fail(files.error());

@@ -30,6 +30,11 @@ Status make_image(const std::string& tree, const std::string& image_file, const 
 /// Counts the entries below `tree` (not following links). Errors: io.
 Result<uint64_t> count_entries(const std::string& tree);
 
+/// Makes the image of `tree` at `image` (a path inside a staging directory), counts
+/// its entries and publishes it with `opts`' metadata. Errors: as make_image and publish.
+Result<Layer> image_and_publish(const Store& store, const std::string& tree, const std::string& image,
+                                const BuildOptions& opts);
+
 /// Builds `tree` into an image inside a staging directory of `store` and publishes
 /// it. Nothing is visible in the store until the final rename; an interrupted build
 /// leaves only a staging directory that `gc` removes.

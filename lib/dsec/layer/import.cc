@@ -32,19 +32,7 @@ Result<Stage> make_stage(const Store& store, const std::string& prefix) {
 
 // Builds the staged tree into an image and publishes it.
 Result<Layer> finish(const Store& store, const Stage& stage, const BuildOptions& opts) {
-    std::string image = stage.staging.path() + "/image.erofs";
-    if (auto r = make_image(stage.tree, image, opts.compression); !r) return fail(r.error());
-    auto files = count_entries(stage.tree);
-    if (!files) return fail(files.error());
-    Layer layer;
-    layer.name = opts.name;
-    layer.labels = opts.labels;
-    layer.compression = opts.compression;
-    layer.source = opts.source;
-    layer.parents = opts.parents;
-    layer.config = opts.config;
-    layer.files = *files;
-    return store.publish(image, std::move(layer));
+    return image_and_publish(store, stage.tree, stage.staging.path() + "/image.erofs", opts);
 }
 
 Status check_options(const BuildOptions& b) {

@@ -58,8 +58,10 @@ Error make_error(std::string code, std::string message, std::string path) {
 }
 
 std::string errno_name(int err) {
-    const char* name = strerrorname_np(err);
-    return name ? name : "E" + std::to_string(err);
+    if (const char* name = strerrorname_np(err)) return std::string(name);
+    std::string unknown = "E";
+    unknown += std::to_string(err);
+    return unknown;
 }
 
 }  // namespace dsec
