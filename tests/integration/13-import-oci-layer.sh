@@ -25,7 +25,7 @@ mkdir "$T/m" "$T/b" "$T/ov"
 mount -t erofs -o ro,loop "$img" "$T/m"
 on_exit umount "$T/m"
 [ "$(stat -c '%t:%T %F' "$T/m/etc/gone")" = "0:0 character special file" ] || fail "whiteout: $(stat -c '%t:%T %F' "$T/m/etc/gone")"
-[ "$(python3 -c 'import os,sys; print(os.getxattr(sys.argv[1], "trusted.overlay.opaque").decode())' "$T/m/opaque")" = y ] ||
+[ "$(getfattr --only-values -n trusted.overlay.opaque "$T/m/opaque")" = y ] ||
     fail "opaque xattr missing"
 [ -z "$(find "$T/m" -name '.wh.*')" ] || fail "whiteout files left in the image"
 
