@@ -1,0 +1,42 @@
+#!/bin/bash
+# dsec-run run: the function kind. Create, exec once, destroy in one command; output and
+# exit status pass through; --json gives one result record; nothing is left afterwards.
+. "$(dirname "$0")/lib.sh"
+
+make_busybox_tree "$T/tree"
+dsec-layer build "$T/tree" --name base > /dev/null
+mkdir -p "$T/tools/opt" && printf '#!/bin/sh\necho "tool $1"\n' > "$T/tools/opt/tool" && chmod +x "$T/tools/opt/tool"
+dsec-layer build "$T/tools" --name tools > /dev/null
+# Layers are mounted once, on first use; after that sandboxes add no host mounts.
+dsec-run run --layers base,tools -- true || fail "first run"
+mounts_before=$(wc -l < /proc/self/mounts)
+mounts_list=$(cat /proc/self/mounts)
+
+# Streamed output and exit status, the stack's top layer visible.
+[ "$(dsec-run run --layers base,tools -- /opt/tool x)" = "tool x" ] || fail "stack output"
+[ "$(echo piped | dsec-run run --layers base -- cat)" = piped ] || fail "stdin not streamed"
+expect_exit 7 dsec-run run --layers base -- sh -c 'exit 7'
+expect_exit 127 dsec-run run --layers base -- /no/such/command
+expect_exit 137 dsec-run run --layers base -- sh -c 'kill -9 $$'
+[ "$(dsec-run run --layers base --hostname box -- cat /proc/sys/kernel/hostname)" = box ] || fail "hostname"
+[ "$(dsec-run run --layers base --env GREETING=hi -- sh -c 'echo $GREETING')" = hi ] || fail "env"
+
+# Writes go to a throwaway upper: the next run starts clean.
+dsec-run run --layers base -- sh -c 'echo x > /root/left' || fail "write"
+dsec-run run --layers base -- cat /root/left 2>/dev/null && fail "a one-shot sandbox kept state"
+
+# --json: one result record with the captured output.
+r=$(dsec-run run --json --layers base -- sh -c 'echo out; echo err >&2; exit 3') || true
+jq -e '.type == "result" and .exit_code == 3 and .stdout == "out\n" and .stderr == "err\n" and .timed_out == false' \
+    <<<"$r" > /dev/null || fail "result record: $r"
+
+# An unknown layer: a clear error, no sandbox made.
+out=$(dsec-run run --layers nope -- true 2>/dev/null) && fail "unknown layer accepted"
+jq -e '.type == "error" and .code == "not_found"' <<<"$out" > /dev/null || fail "unknown layer error: $out"
+
+# Nothing is left: state, uppers, mounts, processes.
+[ -z "$(ls "$DSEC_RUN/sandboxes" 2>/dev/null)" ] || fail "state left: $(ls "$DSEC_RUN/sandboxes")"
+[ -z "$(ls "$DSEC_ROOT/sandboxes" 2>/dev/null)" ] || fail "uppers left"
+[ "$(wc -l < /proc/self/mounts)" = "$mounts_before" ] || fail "host mount table grew: $(diff <(echo "$mounts_list") /proc/self/mounts)"
+pgrep -f "dsec-init $DSEC_RUN" > /dev/null && fail "init processes left"
+echo ok
