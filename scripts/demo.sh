@@ -29,6 +29,8 @@ cleanup() {
     [ -s "$work/sandboxes.jsonl" ] && dsec-run destroy < "$work/sandboxes.jsonl" >/dev/null 2>&1 || true
     dsec-mount release >/dev/null 2>&1 || true
     umount -R "$DSEC_RUN" 2>/dev/null || true
+    # The sandboxes' cgroup parent belongs to this run directory (see dsec-run(1)).
+    rmdir /sys/fs/cgroup/*/"dsec-$(printf %s "$DSEC_RUN" | sha256sum | cut -c1-12)" 2>/dev/null || true
     rm -rf "$work"
 }
 trap cleanup EXIT

@@ -36,12 +36,12 @@ expect_exit 127 dsec-run exec life1 -- no-such-command
 expect_exit 137 dsec-run exec life1 -- sh -c 'kill -9 $$'
 
 # Limits in the cgroups (v1 file names on hybrid/v1 hosts; v2 otherwise).
-if [ -d $cg/memory/dsec/life1 ]; then
-    [ "$(cat $cg/memory/dsec/life1/memory.limit_in_bytes)" = 67108864 ] || fail "memory limit not set"
-    [ "$(cat $cg/cpu/dsec/life1/cpu.cfs_quota_us)" = 50000 ] || fail "cpu quota not set"
-    [ "$(cat $cg/pids/dsec/life1/pids.max)" = 50 ] || fail "pids limit not set"
+if [ -d $cg/memory/$DSEC_CGROUP_PARENT/life1 ]; then
+    [ "$(cat $cg/memory/$DSEC_CGROUP_PARENT/life1/memory.limit_in_bytes)" = 67108864 ] || fail "memory limit not set"
+    [ "$(cat $cg/cpu/$DSEC_CGROUP_PARENT/life1/cpu.cfs_quota_us)" = 50000 ] || fail "cpu quota not set"
+    [ "$(cat $cg/pids/$DSEC_CGROUP_PARENT/life1/pids.max)" = 50 ] || fail "pids limit not set"
 else
-    [ "$(cat $cg/dsec/life1/memory.max)" = 67108864 ] || fail "memory.max not set"
+    [ "$(cat $cg/$DSEC_CGROUP_PARENT/life1/memory.max)" = 67108864 ] || fail "memory.max not set"
 fi
 
 # ls and inspect.
@@ -59,7 +59,7 @@ dsec-run ls | dsec-run destroy | jq -se 'length == 2 and all(.state == "destroye
 [ ! -e /proc/$pid ] || grep -q "^[0-9]* ([^)]*) Z" /proc/$pid/stat || fail "init still alive"
 [ -z "$(ls "$DSEC_RUN/sandboxes")" ] || fail "state left"
 [ -z "$(ls "$DSEC_ROOT/sandboxes" 2>/dev/null)" ] || fail "upper left"
-for d in $cg/*/dsec/life1 $cg/dsec/life1; do [ ! -d "$d" ] || fail "cgroup left: $d"; done
+for d in $cg/*/$DSEC_CGROUP_PARENT/life1 $cg/$DSEC_CGROUP_PARENT/life1; do [ ! -d "$d" ] || fail "cgroup left: $d"; done
 # Unknown ids: an error (exit 1), or "absent" with --force.
 expect_exit 1 dsec-run destroy life1
 dsec-run destroy --force life1 | jq -e '.state == "absent"' > /dev/null || fail "destroy --force"

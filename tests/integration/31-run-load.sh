@@ -27,7 +27,7 @@ dsec-run destroy -P 8 < "$T/sandboxes.jsonl" | jq -se "length == $n and all(.sta
 [ "$(wc -l < /proc/self/mounts)" = "$mounts_before" ] || fail "mounts left"
 # Only this test's sandboxes: other runs may share the host's cgroup tree.
 for id in $(jq -r .id "$T/sandboxes.jsonl"); do
-    for d in /sys/fs/cgroup/*/dsec/$id /sys/fs/cgroup/dsec/$id; do [ ! -d "$d" ] || fail "cgroup left: $d"; done
+    for d in /sys/fs/cgroup/*/$DSEC_CGROUP_PARENT/$id /sys/fs/cgroup/$DSEC_CGROUP_PARENT/$id; do [ ! -d "$d" ] || fail "cgroup left: $d"; done
 done
 pgrep -f "dsec-init $DSEC_RUN" > /dev/null && fail "init processes left"
 echo ok

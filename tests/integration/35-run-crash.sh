@@ -28,7 +28,7 @@ dsec-run destroy -P 4 --force < "$T/rootfs.jsonl" | jq -se 'length == 30 and all
 mkdir -p "$DSEC_RUN/sandboxes/half"
 cp "$DATA/run/state-truncated.json" "$DSEC_RUN/sandboxes/half/state.json"
 for d in /sys/fs/cgroup/memory /sys/fs/cgroup/pids /sys/fs/cgroup; do
-    [ -f "$d/cgroup.procs" ] && mkdir -p "$d/dsec/half" && break
+    [ -f "$d/cgroup.procs" ] && mkdir -p "$d/$DSEC_CGROUP_PARENT/half" && break
 done
 dsec-run ls | jq -se 'map(select(.id == "half")) | .[0].state == "broken"' > /dev/null || fail "ls of a broken state"
 dsec-run destroy half | jq -e '.state == "destroyed"' > /dev/null || fail "destroy of a half-made sandbox"
@@ -43,6 +43,6 @@ dsec-run destroy orphan > /dev/null
 [ -z "$(ls "$DSEC_RUN/sandboxes")" ] || fail "state left: $(ls "$DSEC_RUN/sandboxes")"
 [ -z "$(ls "$DSEC_ROOT/sandboxes" 2>/dev/null)" ] || fail "uppers left: $(ls "$DSEC_ROOT/sandboxes")"
 for id in half orphan $(jq -r .id "$T/rootfs.jsonl"); do
-    for d in /sys/fs/cgroup/*/dsec/$id /sys/fs/cgroup/dsec/$id; do [ ! -d "$d" ] || fail "cgroup left: $d"; done
+    for d in /sys/fs/cgroup/*/$DSEC_CGROUP_PARENT/$id /sys/fs/cgroup/$DSEC_CGROUP_PARENT/$id; do [ ! -d "$d" ] || fail "cgroup left: $d"; done
 done
 echo ok

@@ -30,6 +30,10 @@ export DSEC_ROOT="$T/root" DSEC_RUN="$T/run"
 mkdir -p "$DSEC_ROOT" "$DSEC_RUN"
 # The run directory holds mounts: a private tmpfs keeps them out of the host's view.
 mount -t tmpfs -o mode=0755 dsec-test-run "$DSEC_RUN"
+# The cgroup parent of this run directory's sandboxes (derived from it, as dsec-run does);
+# it goes at exit, so the host keeps no trace of the test.
+DSEC_CGROUP_PARENT="dsec-$(printf %s "$DSEC_RUN" | sha256sum | cut -c1-12)"
+export DSEC_CGROUP_PARENT
 
 # Hooks run on exit, last registered first.
 _cleanup_hooks=()
@@ -41,6 +45,7 @@ _cleanup() {
     # Take down anything still mounted below the test's directory, deepest first.
     grep -o " ${T}[^ ]*" /proc/self/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
     rm -rf "$T"
+    rmdir /sys/fs/cgroup/*/"$DSEC_CGROUP_PARENT" /sys/fs/cgroup/"$DSEC_CGROUP_PARENT" 2>/dev/null || true
     exit $rc
 }
 trap _cleanup EXIT

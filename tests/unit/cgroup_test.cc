@@ -25,7 +25,7 @@ TEST_CASE("cgroup: a hybrid host has v1 controllers and a unified tree") {
     CHECK(l->v1.at("memory") == "/sys/fs/cgroup/memory");
     CHECK(l->v1.at("cpuacct") == "/sys/fs/cgroup/cpuacct");
     CHECK(l->v1.count("name=systemd") == 0);
-    cgroup::Cgroup cg(*l, "abc");
+    cgroup::Cgroup cg(*l, "dsec", "abc");
     CHECK(cg.unified_dir() == "/sys/fs/cgroup/unified/dsec/abc");
     CHECK(cg.dirs().size() == 6);  // cpu, cpuacct, freezer, memory, pids, unified
     CHECK(cg.needs_v1_join());
@@ -36,7 +36,7 @@ TEST_CASE("cgroup: v2 only and v1 only") {
     REQUIRE(v2);
     CHECK(v2->mode == cgroup::Mode::v2);
     CHECK(v2->v1.empty());
-    cgroup::Cgroup cg(*v2, "x");
+    cgroup::Cgroup cg(*v2, "dsec", "x");
     CHECK(cg.dirs() == std::vector<std::string>{"/sys/fs/cgroup/dsec/x"});
     CHECK_FALSE(cg.needs_v1_join());
 
@@ -46,7 +46,7 @@ TEST_CASE("cgroup: v2 only and v1 only") {
     REQUIRE(v1);
     CHECK(v1->mode == cgroup::Mode::v1);
     CHECK(v1->v1.at("cpu") == v1->v1.at("cpuacct"));
-    CHECK(cgroup::Cgroup(*v1, "y").dirs().size() == 2);
+    CHECK(cgroup::Cgroup(*v1, "dsec", "y").dirs().size() == 2);
 }
 
 TEST_CASE("cgroup: escaped mount points and no cgroups at all") {
@@ -56,4 +56,13 @@ TEST_CASE("cgroup: escaped mount points and no cgroups at all") {
     auto none = cgroup::parse_mountinfo("22 1 0:21 / /proc rw - proc proc rw\n");
     REQUIRE_FALSE(none);
     CHECK(none.error().code == "not_found");
+}
+
+TEST_CASE("the cgroup parent is derived from the run directory") {
+    CHECK(cgroup::parent_for_run("/run/dsec") == "dsec");
+    auto a = cgroup::parent_for_run("/tmp/a/run");
+    CHECK(a.rfind("dsec-", 0) == 0);
+    CHECK(a.size() == 17);
+    CHECK(a == cgroup::parent_for_run("/tmp/a/run"));
+    CHECK(a != cgroup::parent_for_run("/tmp/b/run"));
 }

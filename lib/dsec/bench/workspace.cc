@@ -1,5 +1,7 @@
 #include "dsec/bench/workspace.h"
 
+#include "dsec/cgroup/cgroup.h"
+
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -35,6 +37,7 @@ Result<Workspace> Workspace::make(bool private_state) {
     if (::mount("dsec-bench-run", run.c_str(), "tmpfs", 0, "mode=0755") < 0)
         return fail(sys_error("mount tmpfs", run));
     ws.run_mounted_ = true;
+    ws.private_run_ = run;
     ::setenv("DSEC_ROOT", root.c_str(), 1);
     ::setenv("DSEC_RUN", run.c_str(), 1);
     return ws;
@@ -42,6 +45,8 @@ Result<Workspace> Workspace::make(bool private_state) {
 
 Workspace::~Workspace() {
     if (!dir_.path().empty()) unmount_below(dir_.path());
+    // The sandboxes are gone by now; their parent group is this run's own.
+    if (!private_run_.empty()) cgroup::remove_parent_if_empty(cgroup::parent_for_run(private_run_));
 }
 
 Result<std::string> Workspace::subdir(const std::string& name) const {

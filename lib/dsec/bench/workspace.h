@@ -33,6 +33,7 @@ private:
     explicit Workspace(fs::TempDir dir) : dir_(std::move(dir)) {}
     fs::TempDir dir_;
     bool run_mounted_ = false;
+    std::string private_run_;  // set with private state: its cgroup parent goes at the end
 };
 
 /// Detaches every mount at or below `dir` (deepest first, lazily). Never fails.

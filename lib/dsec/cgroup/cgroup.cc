@@ -1,5 +1,6 @@
 #include "dsec/cgroup/cgroup.h"
 
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -12,6 +13,7 @@
 #include <thread>
 
 #include "dsec/sys/fs.h"
+#include "dsec/sys/sha256.h"
 
 namespace dsec::cgroup {
 
@@ -49,19 +51,20 @@ void backoff(int round) { std::this_thread::sleep_for(std::chrono::microseconds(
 constexpr int kRounds = 1000;  // about five seconds in all
 }  // namespace
 
-Cgroup::Cgroup(Layout layout, std::string id) : layout_(std::move(layout)), id_(std::move(id)) {
+Cgroup::Cgroup(Layout layout, const std::string& parent, std::string id)
+    : layout_(std::move(layout)), parent_(parent), id_(std::move(id)) {
     std::set<std::string> seen;
     for (auto& [ctrl, mnt] : layout_.v1)
-        if (seen.insert(mnt).second) dirs_.push_back(mnt + "/" + kParent + "/" + id_);
+        if (seen.insert(mnt).second) dirs_.push_back(mnt + "/" + parent_ + "/" + id_);
     if (!layout_.unified.empty()) {
-        unified_ = layout_.unified + "/" + kParent + "/" + id_;
+        unified_ = layout_.unified + "/" + parent_ + "/" + id_;
         dirs_.push_back(unified_);
     }
 }
 
 std::string Cgroup::dir_for(const std::string& controller) const {
     auto it = layout_.v1.find(controller);
-    if (it != layout_.v1.end()) return it->second + "/" + kParent + "/" + id_;
+    if (it != layout_.v1.end()) return it->second + "/" + parent_ + "/" + id_;
     return unified_;
 }
 
@@ -74,10 +77,10 @@ std::vector<std::string> Cgroup::procs_files() const {
 Status Cgroup::create(const Limits& limits) {
     if (layout_.mode == Mode::v2) {
         // Controllers must be enabled from the root down to dsec/ for dsec/<id> to have them.
-        (void)fs::mkdir_p(layout_.unified + "/" + kParent);
+        (void)fs::mkdir_p(layout_.unified + "/" + parent_);
         for (const char* c : {"+memory", "+cpu", "+pids"}) {
             (void)write_control(layout_.unified + "/cgroup.subtree_control", c);
-            (void)write_control(layout_.unified + "/" + kParent + "/cgroup.subtree_control", c);
+            (void)write_control(layout_.unified + "/" + parent_ + "/cgroup.subtree_control", c);
         }
     }
     for (auto& d : dirs_)
@@ -184,6 +187,20 @@ Status Cgroup::remove() const {
         }
     }
     return {};
+}
+
+std::string parent_for_run(const std::string& run_dir) {
+    if (run_dir == "/run/dsec") return "dsec";
+    Sha256 sha;
+    sha.update(run_dir);
+    return "dsec-" + sha.hex().substr(0, 12);
+}
+
+void remove_parent_if_empty(const std::string& name) {
+    auto layout = detect();
+    if (!layout) return;
+    for (auto& [controller, root] : layout->v1) ::rmdir((root + "/" + name).c_str());
+    if (!layout->unified.empty()) ::rmdir((layout->unified + "/" + name).c_str());
 }
 
 }  // namespace dsec::cgroup

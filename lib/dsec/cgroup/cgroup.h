@@ -1,4 +1,4 @@
-// A sandbox's cgroup: `dsec/<id>` in each hierarchy dsec uses (the v1 memory, cpu,
+// A sandbox's cgroup: `<parent>/<id>` (parent "dsec" by default) in each hierarchy dsec uses (the v1 memory, cpu,
 // cpuacct, pids and freezer hierarchies, and the unified tree when there is one).
 #pragma once
 
@@ -22,7 +22,8 @@ struct Limits {
 /// called, so it can describe a half-made cgroup as well as a whole one.
 class Cgroup {
 public:
-    Cgroup(Layout layout, std::string id);
+    /// `parent` is parent_for_run() of the sandbox's run directory.
+    Cgroup(Layout layout, const std::string& parent, std::string id);
 
     /// Creates the directories (parents too) and writes the limits. Errors: the failing
     /// mkdir or write with its path; "unsupported" when a limit has no controller.
@@ -56,12 +57,20 @@ public:
 private:
     std::string dir_for(const std::string& controller) const;
     Layout layout_;
+    std::string parent_;
     std::string id_;
     std::string unified_;
     std::vector<std::string> dirs_;
 };
 
-/// The directory prefix below each hierarchy's root under which sandboxes live.
-constexpr const char* kParent = "dsec";
+/// The group below each hierarchy's root under which the sandboxes of one run directory
+/// live: "dsec" for the default /run/dsec, else "dsec-" and 12 hex digits of the run
+/// directory's sha256. Derived, so every tool using the same --run finds the same group,
+/// and a test's or benchmark's private run directory gets a group it can remove.
+std::string parent_for_run(const std::string& run_dir);
+
+/// Removes the parent group `name` from every hierarchy where it is empty (rmdir only
+/// succeeds then); a parent that still holds sandboxes is left alone.
+void remove_parent_if_empty(const std::string& name);
 
 }  // namespace dsec::cgroup

@@ -151,7 +151,7 @@ Result<CopyStats> with_sandbox(const Paths& paths, const std::string& id, bool c
     if (!state) return fail(state.error());
     auto layout = cgroup::detect();
     if (!layout) return fail(layout.error());
-    cgroup::Cgroup cg(*layout, id);
+    cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
     ns::JoinSpec spec{state->value("pid", 0), state->value("pid_start", 0ULL), cg.procs_files(), CLONE_NEWNS};
     int data[2], errp[2];
     if (::pipe2(data, O_CLOEXEC) < 0 || ::pipe2(errp, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));

@@ -76,7 +76,7 @@ Result<json> build(const Paths& paths, const mount::Rootfs& rootfs, const Create
     if (auto r = check_mounted(rootfs); !r) return fail(r.error());
     auto layout = cgroup::detect();
     if (!layout) return fail(layout.error());
-    cgroup::Cgroup cg(*layout, id);
+    cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
     if (auto r = cg.create(o.limits); !r) return fail(r.error());
 
     // The overlay is made here, on the host, where the layer paths resolve; the init

@@ -34,7 +34,7 @@ Result<json> destroy(const Paths& paths, const std::string& id, Missing missing)
     if (auto r = check_id(id); !r) return fail(r.error());
     auto layout = cgroup::detect();
     if (!layout) return fail(layout.error());
-    cgroup::Cgroup cg(*layout, id);
+    cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
     if (!anything_left(paths, id, cg)) {
         if (missing == Missing::error)
             return fail(make_error("not_found", "no sandbox \"" + id + "\" (unknown or destroyed)", id));

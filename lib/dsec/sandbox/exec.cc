@@ -143,7 +143,7 @@ Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOpt
 
     auto layout = cgroup::detect();
     if (!layout) return fail(layout.error());
-    cgroup::Cgroup cg(*layout, id);
+    cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
     ns::JoinSpec spec{state->value("pid", 0), state->value("pid_start", 0ULL), cg.procs_files(), 0};
 
     auto io = Io::make(o);

@@ -2,10 +2,13 @@
 
 #include <ctime>
 
+#include "dsec/cgroup/cgroup.h"
 #include "dsec/layer/store.h"
 #include "dsec/mount/usage.h"
 
 namespace dsec::sandbox {
+
+std::string Paths::cgroup_parent() const { return cgroup::parent_for_run(run); }
 
 Result<json> load(const Paths& paths, const std::string& id) {
     auto text = fs::read_file(paths.state_file(id));

@@ -30,6 +30,8 @@ struct Paths {
     std::string state_file(const std::string& id) const { return state_dir(id) + "/state.json"; }
     std::string root_mount(const std::string& id) const { return state_dir(id) + "/root"; }
     std::string data_dir(const std::string& id) const { return root + "/sandboxes/" + id; }
+    /// The cgroup parent of this run directory's sandboxes (cgroup::parent_for_run).
+    std::string cgroup_parent() const;
 };
 
 /// The state file as JSON. Errors: not_found (no such sandbox), bad_input (unparsable).
