@@ -16,7 +16,7 @@ json live_record(const sandbox::Paths& paths, const std::string& id, bool full) 
     rec["last_exec"] = st.value("last_exec", json(nullptr));
     rec["labels"] = st.value("labels", json::object());
     if (auto layout = cgroup::detect(); layout) {
-        cgroup::Cgroup cg(*layout, id);
+        cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
         if (auto m = cg.memory_usage(); m) rec["memory"] = *m;
         if (auto c = cg.cpu_usage_ns(); c) rec["cpu_s"] = double(*c) / 1e9;
         if (auto oom = cg.oom_kills(); oom) rec["oom_kills"] = oom;
