@@ -8,6 +8,10 @@ dsec-layer build "$T/tree" --name base > /dev/null
 dsec-run create --layers base --id lim --memory 32M --pids 20 --disk 2M > /dev/null
 on_exit "dsec-run destroy --force lim > /dev/null"
 
+# What enters the sandbox is the OOM killer's first choice; the init is not.
+[ "$(dsec-run exec lim -- cat /proc/self/oom_score_adj)" = 1000 ] || fail "exec'd commands are not the OOM killer's first choice"
+[ "$(dsec-run exec lim -- cat /proc/1/oom_score_adj)" != 1000 ] || fail "the init is as likely an OOM victim as the commands"
+
 # A shell that holds 100 MB in a variable is killed by the OOM killer.
 r=$(dsec-run exec --json lim -- sh -c 'a=$(yes | head -c 100000000); echo survived' || true)
 echo "$r" | jq -e '.signal == 9 and (.stdout | contains("survived") | not)' > /dev/null || fail "no OOM kill: $(echo "$r" | jq -c 'del(.stdout)')"

@@ -128,14 +128,6 @@ static void set_up(const char *root, const char *hostname) {
     mount_or_die("tmpfs", "tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
     if (sethostname(hostname, strlen(hostname)) < 0) die("sethostname", hostname);
     loopback_up();
-    /* The OOM killer should pick the sandbox's processes, never the one holding it.
-     * Best effort: without CAP_SYS_RESOURCE the init is still the smallest target. */
-    int fd = open("proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        if (write(fd, "-1000", 5) < 0 && write(fd, "-999", 4) < 0) {
-        }
-        close(fd);
-    }
     /* The classic pivot: the old root ends up stacked under the new one, then goes. */
     if (syscall(SYS_pivot_root, ".", ".") < 0) die("pivot_root", root);
     if (umount2(".", MNT_DETACH) < 0) die("umount2", "old root");

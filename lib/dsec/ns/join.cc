@@ -31,7 +31,13 @@ struct Report {
         (void)!::write(report_fd, &rep, sizeof rep);
         ::_exit(1);
     };
-    // Cgroups first: the child then starts inside the sandbox's limits.
+    // The OOM killer must pick what runs in a sandbox before the init that holds it.
+    // Lowering the init's score needs CAP_SYS_RESOURCE, which hosts often withhold;
+    // raising ours never does, and the child inherits it.
+    int adj = ::open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (adj < 0 || ::write(adj, "1000", 4) != 4) send_fail("oom_score_adj");
+    ::close(adj);
+    // Cgroups next: the child then starts inside the sandbox's limits.
     for (auto& f : spec.cgroup_procs) {
         int fd = ::open(f.c_str(), O_WRONLY | O_CLOEXEC);
         if (fd < 0 && errno == ENOENT) continue;  // a hierarchy without this sandbox
