@@ -36,4 +36,11 @@ got=$(DSEC_ROOT="$T/third" dsec-layer import "$T/c.tar.zst" | jq -r .digest)
 expect_exit 1 dsec-layer export nosuchlayer -o "$T/x.tar.zst" >/dev/null 2>&1
 expect_exit 2 dsec-layer export l --level 99 -o "$T/x.tar.zst" >/dev/null 2>&1
 [ ! -e "$T/x.tar.zst" ] && [ -z "$(ls "$T" | grep '\.tmp\.')" ] || fail "a failed export left a file"
+
+# A failure while the stream goes to stdout is said on stderr only, never inside the stream.
+img=$(dsec-layer inspect l | jq -r .image)
+truncate -s 4096 "$img"
+expect_exit 1 dsec-layer export l > "$T/bad.out" 2> "$T/bad.err"
+! grep -q '"type":"error"' "$T/bad.out" || fail "an error record went into the tar stream"
+grep -q 'dsec-layer: ' "$T/bad.err" || fail "no error on stderr: $(cat "$T/bad.err")"
 echo ok

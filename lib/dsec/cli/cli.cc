@@ -47,8 +47,14 @@ void add_path_options(CLI::App& app, Paths& paths) {
     app.add_option("--store", paths.store, "layer store directory (env DSEC_STORE; default ROOT/layers)");
 }
 
+namespace {
+bool stdout_is_data = false;
+}
+
+void stdout_carries_data() { stdout_is_data = true; }
+
 void report(const Error& e) {
-    (void)jsonl::emit(e.to_record());
+    if (!stdout_is_data) (void)jsonl::emit(e.to_record());
     std::cerr << program << ": " << e.describe() << std::endl;
 }
 

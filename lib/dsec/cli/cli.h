@@ -40,6 +40,10 @@ int main(CLI::App& app, int argc, char** argv, const std::function<Result<int>()
 /// that go on past a failed item.
 void report(const Error& e);
 
+/// From now on standard output carries a data stream (a tar), not records: an error is
+/// reported on stderr only, so that it never lands in the middle of the stream.
+void stdout_carries_data();
+
 /// True once SIGINT or SIGTERM arrived; long loops check it and stop.
 bool interrupted();
 
