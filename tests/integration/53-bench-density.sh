@@ -4,14 +4,16 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/bench-check.sh"
 
-dsec-bench density --count 3 --warmup 1 --plot "$T/density.svg" > "$T/out.jsonl"
+dsec-bench density --count 12 -n 2 --warmup 1 --plot "$T/density.svg" > "$T/out.jsonl"
 check_bench density "$T/out.jsonl"
-jq -e '.counts.sandboxes == 3 and .counts.stopped_by == "count"
-       and (.counts.memory_per_sandbox_bytes | .alive == 3 and .pss_init > 0 and .cgroup > 0
+jq -e '.counts.sandboxes == 12 and .counts.stopped_by == "count"
+       and (.counts.memory_per_sandbox_bytes | .alive == 12 and .pss_init > 0 and .cgroup > 0
             and has("memavailable") and has("committed"))
        and (.memory_samples | length >= 2) and .limits_raised == []
        and .figures.create_ms_first.n >= 1 and .figures.create_ms_last.n >= 1
-       and .ratios["last/first"].median > 0' "$T/out.jsonl" >/dev/null \
+       and .ratios["last/first"].median > 0
+       and .figures.create_ms_at_10.n == 2 and .figures.create_ms_at_12.n == 2
+       and .ratios["at_count/at_10"].median > 0' "$T/out.jsonl" >/dev/null \
     || { cat "$T/out.jsonl" >&2; fail "density: wrong counts"; }
 grep -q "<svg" "$T/density.svg" || fail "no SVG plot"
 

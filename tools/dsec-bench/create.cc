@@ -172,6 +172,20 @@ Status plot_density(const Context& ctx, const std::vector<std::pair<double, doub
     return bench::plot_svg({lat, m}, ctx.opt.plot);
 }
 
+// Create latency at a fixed number alive: `probes` creates, each destroyed again at once,
+// so every one of them starts with the same number of sandboxes alive.
+Result<std::vector<double>> probe_creates(const DsecTools& t, const std::string& layer, size_t probes) {
+    std::vector<double> ms;
+    for (size_t i = 0; i < probes; i++) {
+        if (cli::interrupted()) return fail(cli::interrupted_error());
+        auto made = create_sandbox(t, layer);
+        if (!made) return fail(made.error());
+        ms.push_back(made->value("ms", 0.0));
+        if (auto r = destroy_sandboxes(t, {made->value("id", "")}, 1); !r) return fail(r.error());
+    }
+    return ms;
+}
+
 Status run_density(Context& ctx) {
     Sandboxes boxes{DsecTools::find(), {}, {}};
     auto layer = dsec_ready(ctx, boxes.tools);
@@ -208,8 +222,16 @@ Status run_density(Context& ctx) {
     std::vector<std::pair<double, double>> latency;
     std::vector<MemorySample> mem;
     std::string stopped = "count";
+    // Probes at 10 alive and again at the end (when the count is above 10).
+    size_t probes = ctx.iterations(20), base_alive = 10;
+    std::vector<double> probe_base, probe_end;
     cli::Progress bar("density", n);
     for (size_t i = 0; i < n; i++) {
+        if (i == base_alive) {
+            auto p = probe_creates(boxes.tools, *layer, probes);
+            if (!p) return fail(p.error());
+            probe_base = std::move(*p);
+        }
         if (cli::interrupted()) return fail(cli::interrupted_error());
         auto made = create_sandbox(boxes.tools, *layer);
         if (!made) {
@@ -232,6 +254,11 @@ Status run_density(Context& ctx) {
     }
     if (mem.empty() || mem.back().alive != boxes.ids.size()) mem.push_back(sample_memory(*before, boxes));
     size_t alive = boxes.ids.size();
+    if (alive > base_alive && !probe_base.empty()) {
+        auto p = probe_creates(boxes.tools, *layer, probes);
+        if (!p) return fail(p.error());
+        probe_end = std::move(*p);
+    }
     if (auto r = boxes.destroy(); !r) return r;
     limits.restore();
 
@@ -250,6 +277,17 @@ Status run_density(Context& ctx) {
     rec["ratios"]["last/first"] = {{"median", m0 > 0 ? bench::median(last) / m0 : 0},
                                    {"means", "median create latency of the last " + std::to_string(k) +
                                                  " creates over that of the first " + std::to_string(k)}};
+    if (!probe_end.empty()) {
+        std::string at_end = "create_ms_at_" + std::to_string(alive), at_base = "create_ms_at_" + std::to_string(base_alive);
+        rec["figures"][at_base] = bench::summarize(probe_base).to_json("ms");
+        rec["figures"][at_end] = bench::summarize(probe_end).to_json("ms");
+        double b = bench::median(probe_base);
+        rec["ratios"]["at_count/at_10"] = {
+            {"median", b > 0 ? bench::median(probe_end) / b : 0},
+            {"means", "median of " + std::to_string(probes) + " creates with " + std::to_string(alive) +
+                          " alive over that of " + std::to_string(probes) + " with " + std::to_string(base_alive) +
+                          " alive (each probe destroyed at once, so the number alive holds)"}};
+    }
     rec["baselines"]["dsec"] = {{"does", dsec_does("dsec-run create --layers LAYER, one at a time, left idle")}};
     if (!ctx.opt.plot.empty()) {
         if (auto r = plot_density(ctx, latency, mem); !r) return r;
@@ -273,7 +311,7 @@ void add_create(CLI::App& app, Context& ctx) {
 
     auto* density = app.add_subcommand(
         "density", "idle sandboxes up to --count or --memory-budget: memory per sandbox, latency against alive");
-    add_options(density, ctx.opt, {"count", "warmup", "memory-budget", "raise-limits", "scale", "plot", "tree", "use-state"});
+    add_options(density, ctx.opt, {"count", "n", "warmup", "memory-budget", "raise-limits", "scale", "plot", "tree", "use-state"});
     density->callback([&ctx] {
         ctx.action = [&ctx]() -> Result<int> {
             if (auto r = prepare(ctx); !r) return fail(r.error());
