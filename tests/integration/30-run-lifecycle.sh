@@ -26,6 +26,15 @@ echo "$out" | grep -qx box || fail "hostname not set: $out"
 echo "$out" | grep -q dsec-init || fail "pid 1 is not dsec-init: $out"
 dsec-run exec life1 -- sh -c 'test ! -e /proc/kcore || test ! -s /proc/kcore' || fail "/proc/kcore not masked"
 expect_exit 1 dsec-run exec life1 -- sh -c 'echo x > /proc/sys/kernel/hostname'
+# /tmp and /dev/shm are sticky and world-writable; /dev, /dev/shm and /tmp share one tmpfs
+# (one superblock per sandbox, not three); masked /proc directories are empty and read-only.
+modes=$(dsec-run exec life1 -- /bin/busybox stat -c '%n %a %d' /tmp /dev/shm /dev | tr '\n' ' ')
+read -r _ tmode tdev _ smode sdev _ dmode ddev <<<"$modes"
+[ "$tmode $smode $dmode" = "1777 1777 755" ] || fail "modes of /tmp /dev/shm /dev: $modes"
+[ "$tdev" = "$sdev" ] && [ "$sdev" = "$ddev" ] || fail "/tmp, /dev/shm and /dev are separate filesystems: $modes"
+dsec-run exec life1 -- sh -c 'echo hi > /tmp/a && echo hi > /dev/shm/b' || fail "/tmp or /dev/shm not writable"
+dsec-run exec life1 -- sh -c 'for d in /proc/acpi /proc/driver; do [ -d $d ] || continue;
+    [ -z "$(ls -A $d)" ] && ! touch $d/x 2>/dev/null || exit 1; done' || fail "a masked /proc directory is not empty and read-only"
 dsec-run exec life1 -- sh -c 'ls /sys | wc -l' | grep -qx 0 || fail "/sys is not empty inside"
 # Loopback is up: a server on 127.0.0.1 answers inside (busybox nc may be absent: check flags).
 dsec-run exec life1 -- cat /proc/net/dev | grep -q 'lo:' || fail "no loopback"

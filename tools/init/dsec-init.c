@@ -6,7 +6,7 @@
  *   fd 5  (optional) the --disk tmpfs under the overlay's upper, held open for good
  *   argv  dsec-init ROOT HOSTNAME
  * It attaches the overlay at ROOT (a directory that exists on the host; the mount lives
- * only in this namespace), builds /dev, /proc and /tmp, brings loopback up, pivots into
+ * only in this namespace), builds /dev, /proc and /tmp (one tmpfs for all of them), brings loopback up, pivots into
  * the new root and then does nothing but reap zombies. No libc++ and no allocations after
  * start-up: an idle sandbox should cost the host well under a megabyte.
  */
@@ -24,10 +24,6 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#ifndef MOVE_MOUNT_F_EMPTY_PATH
-#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
-#endif
 
 enum { kMountFd = 3, kStatusFd = 4 };
 
@@ -47,6 +43,43 @@ static void mkdir_or_die(const char *path, mode_t mode) {
     if (mkdir(path, mode) < 0 && errno != EEXIST) die("mkdir", path);
 }
 
+/* One tmpfs serves /dev, /dev/shm, /tmp and the empty read-only directories that mask
+ * parts of /proc, each a bind of one of its subdirectories. Every superblock costs the
+ * host more than its memory: the kernel keeps a shrinker per superblock and, in every
+ * memory cgroup, an array indexed by shrinker, so creating a sandbox gets slower as
+ * sandboxes accumulate; one tmpfs instead of seven keeps that growth small. The tmpfs
+ * is first mounted at ROOT, under where the overlay goes, and reached through `scratch`
+ * (an O_PATH fd of its root); it disappears with the old root at the pivot. */
+static int scratch = -1;
+
+static void make_scratch(const char *root) {
+    static const struct {
+        const char *name;
+        mode_t mode;
+    } dirs[] = {{"dev", 0755}, {"shm", 01777}, {"tmp", 01777}, {"empty", 0555}};
+    mount_or_die("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755");
+    scratch = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (scratch < 0) die("open", root);
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+        if (mkdirat(scratch, dirs[i].name, dirs[i].mode) < 0) die("mkdir", dirs[i].name);
+        /* mkdir honours the umask; the modes must be exact (1777 for /tmp). */
+        char path[32];
+        snprintf(path, sizeof path, "/proc/self/fd/%d/%s", scratch, dirs[i].name);
+        if (chmod(path, dirs[i].mode) < 0) die("chmod", dirs[i].name);
+    }
+}
+
+/* Attaches a bind of scratch/`name` at `dst` (a directory under the new root) with the
+ * given mount attributes. */
+static void bind_scratch(const char *name, const char *dst, unsigned long long attrs) {
+    int fd = open_tree(scratch, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    if (fd < 0) die("open_tree", name);
+    struct mount_attr attr = {.attr_set = attrs};
+    if (attrs && mount_setattr(fd, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) die("mount_setattr", dst);
+    if (move_mount(fd, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0) die("move_mount", dst);
+    close(fd);
+}
+
 /* Device nodes come from the host: bind mounts of /dev/null & co. onto empty files. */
 static void make_dev(void) {
     static const char *nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
@@ -55,7 +88,7 @@ static void make_dev(void) {
                                      {"ptmx", "pts/ptmx"}};
     char src[64], dst[64];
     mkdir_or_die("dev", 0755);
-    mount_or_die("tmpfs", "dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=1m,nr_inodes=256");
+    bind_scratch("dev", "dev", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
     for (size_t i = 0; i < sizeof nodes / sizeof *nodes; i++) {
         snprintf(src, sizeof src, "/dev/%s", nodes[i]);
         snprintf(dst, sizeof dst, "dev/%s", nodes[i]);
@@ -71,11 +104,11 @@ static void make_dev(void) {
     mkdir_or_die("dev/pts", 0755);
     mount_or_die("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620");
     mkdir_or_die("dev/shm", 01777);
-    mount_or_die("tmpfs", "dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
+    bind_scratch("shm", "dev/shm", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 }
 
 /* A fresh proc for the new pid namespace, with the files that reveal or change the host
- * masked (files: /dev/null over them; directories: an empty read-only tmpfs) and the
+ * masked (files: /dev/null over them; directories: an empty read-only directory) and the
  * writable kernel knobs read-only. */
 static void make_proc(void) {
     static const char *masked_files[] = {"kcore", "kallsyms", "kpagecgroup", "kpageflags", "kpagecount",
@@ -96,7 +129,8 @@ static void make_proc(void) {
     }
     for (size_t i = 0; i < sizeof masked_dirs / sizeof *masked_dirs; i++) {
         snprintf(path, sizeof path, "proc/%s", masked_dirs[i]);
-        if (access(path, F_OK) == 0) mount_or_die("tmpfs", path, "tmpfs", MS_RDONLY, "size=0");
+        if (access(path, F_OK) == 0)
+            bind_scratch("empty", path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
     }
     for (size_t i = 0; i < sizeof masked_files / sizeof *masked_files; i++) {
         snprintf(path, sizeof path, "proc/%s", masked_files[i]);
@@ -119,13 +153,15 @@ static void loopback_up(void) {
 static void set_up(const char *root, const char *hostname) {
     /* Nothing below may propagate back to the host's mount table. */
     mount_or_die(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
-    if (syscall(SYS_move_mount, kMountFd, "", AT_FDCWD, root, MOVE_MOUNT_F_EMPTY_PATH) < 0) die("move_mount", root);
+    make_scratch(root);
+    if (move_mount(kMountFd, "", AT_FDCWD, root, MOVE_MOUNT_F_EMPTY_PATH) < 0) die("move_mount", root);
     close(kMountFd);
     if (chdir(root) < 0) die("chdir", root);
     make_dev();
     make_proc();
     mkdir_or_die("tmp", 01777);
-    mount_or_die("tmpfs", "tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
+    bind_scratch("tmp", "tmp", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+    close(scratch);
     if (sethostname(hostname, strlen(hostname)) < 0) die("sethostname", hostname);
     loopback_up();
     /* The classic pivot: the old root ends up stacked under the new one, then goes. */
