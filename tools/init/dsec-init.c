@@ -63,9 +63,7 @@ static void make_scratch(const char *root) {
     for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
         if (mkdirat(scratch, dirs[i].name, dirs[i].mode) < 0) die("mkdir", dirs[i].name);
         /* mkdir honours the umask; the modes must be exact (1777 for /tmp). */
-        char path[32];
-        snprintf(path, sizeof path, "/proc/self/fd/%d/%s", scratch, dirs[i].name);
-        if (chmod(path, dirs[i].mode) < 0) die("chmod", dirs[i].name);
+        if (fchmodat(scratch, dirs[i].name, dirs[i].mode, 0) < 0) die("chmod", dirs[i].name);
     }
 }
 
