@@ -20,7 +20,7 @@ complain() { echo "missing: $*" >&2; problems=$((problems + 1)); }
 checked=0
 for bin in "$DSEC_BIN"/dsec-*; do
     tool=$(basename "$bin")
-    case $tool in dsec-unit|dsec-init) continue ;; esac
+    case $tool in dsec-unit|dsec-init|dsec-probe) continue ;; esac
     [ -x "$bin" ] || continue
     man="$DSEC_SRC/man/$tool.1"
     bash_c="$DSEC_SRC/completions/bash/$tool"

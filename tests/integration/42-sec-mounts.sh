@@ -1,0 +1,68 @@
+#!/bin/bash
+# Red team, mounts and file handles: no forged file handle opens anything (the "shocker"
+# attack, relative to "/", to the init's executable and to the device nodes bound from
+# the host); no filesystem can be mounted (devtmpfs, cgroup v1 and v2, proc, through
+# mount(2) or the new mount API); the read-only and masked parts of /proc stay so; no
+# device node can be made; chroot gets no higher than the sandbox's root. The host's
+# mount table and files are untouched afterwards.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/sec-lib.sh"
+
+make_probe_layer
+new_box mnt
+new_box other
+mounts_before=$(wc -l < /proc/self/mounts)
+
+# Forged handles: inode 2 (the root of an ext4 filesystem) as FILEID_INO32_GEN.
+expect mnt EPERM name_to_handle_at /
+expect mnt EPERM open_by_handle_at /
+expect mnt EPERM open_by_handle_at /dev/null # a node bound from the host's /dev
+# The init's executable: opening it is refused (the init is not dumpable), else the handle.
+expect_not mnt ok open_by_handle_at /proc/1/exe
+
+# Mounts, old and new API.
+expect mnt EPERM mount_devtmpfs
+expect mnt EPERM mount_cgroup_pids
+expect mnt EPERM mount_cgroup2
+expect mnt EPERM mount_proc
+expect mnt EPERM fsopen tmpfs
+expect mnt EPERM fsopen cgroup2
+expect mnt EPERM open_tree /proc # /proc without its masks
+expect mnt EPERM pivot_root
+
+# /proc/sys read-only: no remount (nor of "/" without nosuid), no write.
+expect mnt EPERM remount_rw /proc/sys
+expect mnt EPERM setattr_rw /proc/sys
+expect mnt EPERM remount_rw /
+expect_not mnt ok open_write /proc/sys/kernel/hostname
+expect_not mnt ok open_write /proc/sys/kernel/core_pattern
+dsec-run exec mnt -- cat /proc/self/mountinfo | grep -q ' /proc/sys ro,' || fail "/proc/sys is not mounted read-only"
+
+# The masks stay: none can be unmounted, the masked files read empty, the masked
+# directories are empty.
+# shellcheck disable=SC2016 # $p is the sandbox shell's
+masks=$(dsec-run exec mnt -- sh -c 'for p in /proc/kcore /proc/kallsyms /proc/keys /proc/timer_list \
+    /proc/sysrq-trigger /proc/acpi /proc/driver /proc/scsi; do if [ -e $p ]; then echo $p; fi; done')
+[ -n "$masks" ] || fail "none of the masked /proc paths exists inside: nothing to test"
+for p in $masks; do
+    expect mnt EPERM umount "$p"
+done
+expect mnt EPERM umount /proc/sys
+expect mnt EPERM umount /proc
+# shellcheck disable=SC2016,SC2086 # $p is the sandbox shell's; $masks, one path a word
+dsec-run exec mnt -- sh -c 'for p; do
+    if [ -d $p ]; then [ -z "$(ls -A $p)" ] || exit 1; else [ ! -s $p ] || exit 1; fi; done' sh $masks \
+    || fail "a masked /proc path shows content after the attacks"
+
+# Devices: no node can be made, on the scratch tmpfs or on the overlay.
+expect mnt EPERM mknod /tmp/mem
+expect mnt EPERM mknod /mem
+dsec-run exec mnt -- ls -la /dev | grep -q '^b' && fail "block devices in /dev"
+
+# chroot (SYS_CHROOT is in the list) cannot climb above the sandbox's root.
+expect mnt none chroot_escape
+
+# Nothing reached the host: same mount table, canary intact, another sandbox fine.
+[ "$(wc -l < /proc/self/mounts)" = "$mounts_before" ] || fail "the host's mount table changed during the attacks"
+host_unharmed other
+echo ok
