@@ -28,7 +28,7 @@ for box in hp hpdisk; do
     dsec-run exec $box -- sh -c 'sleep 30 & sleep 30' > /dev/null 2>&1 &
     bg=$!
     for _ in $(seq 1 50); do
-        [ "$(dsec-run exec $box -- sh -c 'ps | grep -c "[s]leep 30"')" = 2 ] && break
+        [ "$(dsec-run exec $box -- ps | grep -c '[s]leep 30')" = 2 ] && break
         sleep 0.05
     done
     line=$(probe $box scan 0 "$DSEC_ROOT" "$DSEC_RUN" "$DSEC_BIN" "$T")

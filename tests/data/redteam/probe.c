@@ -617,7 +617,8 @@ static int a_fd_write(int argc, char **argv) {
 /* Watches every process of the sandbox (again and again, to catch short-lived ones such
  * as an exec helper before its execve) for a host path or host secret: MARKERs looked
  * for in cmdline, environ and the exe, cwd, root and fd links. Runs SECONDS at most, or
- * until SCAN_STOP exists. "ok" names the first leak; "none" counts what was examined. */
+ * until SCAN_STOP exists. "ok" names the first leak (where, and which marker: not the
+ * text, which may hold the host's secrets); "none" counts what was examined. */
 static int scan_leak(pid_t pid, char **markers, int nmarkers) {
     static const char *files[] = {"cmdline", "environ"};
     static const char *links[] = {"exe", "cwd", "root"};
@@ -628,7 +629,7 @@ static int scan_leak(pid_t pid, char **markers, int nmarkers) {
         if ((is_file ? read_proc(pid, what, buf, sizeof buf) : read_link(pid, what, buf, sizeof buf)) != 0) continue;
         for (int m = 0; m < nmarkers; m++)
             if (strstr(buf, markers[m])) {
-                result(0, "pid=%d %s=%.300s", pid, what, buf);
+                result(0, "pid=%d %s contains %s", pid, what, markers[m]);
                 return 1;
             }
     }
@@ -644,7 +645,7 @@ static int scan_leak(pid_t pid, char **markers, int nmarkers) {
         if (e->d_name[0] == '.' || read_link(pid, name, buf, sizeof buf) != 0) continue;
         for (int m = 0; m < nmarkers && !found; m++)
             if (strstr(buf, markers[m])) {
-                result(0, "pid=%d fd/%s=%.300s", pid, e->d_name, buf);
+                result(0, "pid=%d fd/%s contains %s", pid, e->d_name, markers[m]);
                 found = 1;
             }
     }
