@@ -58,4 +58,9 @@ Result<json> destroy(const Paths& paths, const std::string& id, Missing missing)
 /// Errors: not_found naming where it looked.
 Result<std::string> find_init();
 
+/// dsec-init as a sandbox executes it (O_PATH), through a detached bind of its directory:
+/// seen from inside, the init's executable is "/dsec-init", not a host path.
+/// Errors: the failing open_tree/open.
+Result<Fd> open_init(const std::string& program);
+
 }  // namespace dsec::sandbox
