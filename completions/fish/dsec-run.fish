@@ -35,6 +35,12 @@ complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l policy -r
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l layers -r
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l network -r -a none
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l verify -d 'verify layer digests'
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l userns -r -a 'private host' -d 'user namespace'
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l cap-add -r -d 'keep a capability'
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l cap-drop -r -d 'drop a capability'
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l seccomp -r -F -d 'default, unconfined or a profile'
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l tmp-size -r -d 'size of /tmp, /dev/shm'
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l ulimit -r -d 'NAME=SOFT[:HARD]'
 complete -c dsec-run -n "__fish_seen_subcommand_from create exec destroy" -s P -l parallel -r -d 'at once'
 # exec and run
 complete -c dsec-run -n "__fish_seen_subcommand_from exec run" -l json -d 'capture output into a result record'

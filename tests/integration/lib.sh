@@ -66,7 +66,7 @@ make_busybox_tree() {
     local dir=$1
     mkdir -p "$dir"/{bin,sbin,etc,tmp,proc,sys,dev,root,usr/bin}
     cp /bin/busybox "$dir/bin/busybox"
-    for app in sh ls cat echo true false sleep env id ps mkdir rm touch wc head yes seq; do
+    for app in sh ls cat echo true false sleep env id ps mkdir rm touch wc head yes seq test stat chown; do
         ln -sf busybox "$dir/bin/$app"
     done
     echo "root:x:0:0:root:/root:/bin/sh" > "$dir/etc/passwd"

@@ -9,7 +9,7 @@ void add_create_options(CLI::App* cmd, CreateArgs& a) {
     cmd->add_option("--hostname", a.hostname, "hostname inside the sandbox (default: the id)");
     cmd->add_option("--memory", a.memory, "memory limit, e.g. 512M, 2G (memory+swap on v1 when available)");
     cmd->add_option("--cpus", a.cpus, "CPU limit in CPUs, e.g. 0.5, 2");
-    cmd->add_option("--pids", a.pids, "most tasks the sandbox may have");
+    cmd->add_option("--pids", a.pids, "most tasks the sandbox may have (default 4096; max: no limit)");
     cmd->add_option("--disk", a.disk, "cap on what the sandbox may write, e.g. 1G (upper on a tmpfs of that size)");
     cmd->add_option("--env", a.env, "K=V in the sandbox's environment (repeatable)")->allow_extra_args(false);
     cmd->add_option("--workdir", a.workdir, "working directory of commands (default: the image's, else /)");
@@ -24,7 +24,49 @@ void add_create_options(CLI::App* cmd, CreateArgs& a) {
         ->delimiter(',')
         ->allow_extra_args(false);
     cmd->add_flag("--verify", a.verify, "with --layers: verify each layer's digest before mounting it");
+    cmd->add_option("--userns", a.userns,
+                    "private (default: root inside is an unprivileged host id) or host (UNSAFE: root inside is host root)")
+        ->check(CLI::IsMember({"private", "host"}));
+    cmd->add_option("--cap-add", a.cap_add, "capability root inside keeps besides the default set (repeatable)")
+        ->allow_extra_args(false);
+    cmd->add_option("--cap-drop", a.cap_drop, "capability to drop from the default set, or ALL (repeatable)")
+        ->allow_extra_args(false);
+    cmd->add_option("--seccomp", a.seccomp, "seccomp profile: default, unconfined, or a profile file (JSON)");
+    cmd->add_option("--tmp-size", a.tmp_size, "size of the tmpfs behind /tmp, /dev/shm and /dev (default 256M)");
+    cmd->add_option("--ulimit", a.ulimits, "resource limit NAME=SOFT[:HARD] for nofile, core, fsize (repeatable)")
+        ->allow_extra_args(false);
 }
+
+namespace {
+// --ulimit nofile=1024:4096, core=0, fsize=1G (sizes take units).
+Status apply_ulimit(const std::string& text, ns::Rlimits& r) {
+    auto eq = text.find('=');
+    std::string name = text.substr(0, eq);
+    if (eq == std::string::npos) return fail(make_error("usage", "--ulimit \"" + text + "\" is not NAME=SOFT[:HARD]"));
+    std::string value = text.substr(eq + 1);
+    auto colon = value.find(':');
+    auto parse = [&](const std::string& v) -> Result<uint64_t> {
+        if (v == "unlimited") return uint64_t(RLIM_INFINITY);
+        return name == "nofile" ? sandbox::parse_count(v, "--ulimit nofile") : sandbox::parse_size(v);
+    };
+    auto soft = name == "core" && value.substr(0, colon) == "0" ? Result<uint64_t>(0) : parse(value.substr(0, colon));
+    if (!soft) return fail(soft.error());
+    auto hard = colon == std::string::npos ? soft : parse(value.substr(colon + 1));
+    if (!hard) return fail(hard.error());
+    if (*soft > *hard) return fail(make_error("usage", "--ulimit " + text + ": soft limit above hard limit"));
+    if (name == "nofile") {
+        r.nofile_soft = *soft;
+        r.nofile_hard = *hard;
+    } else if (name == "core" && *soft == *hard) {
+        r.core = *soft;
+    } else if (name == "fsize" && *soft == *hard) {
+        r.fsize = *soft;
+    } else {
+        return fail(make_error("usage", "--ulimit takes nofile=SOFT[:HARD], core=N or fsize=SIZE, got \"" + text + "\""));
+    }
+    return {};
+}
+}  // namespace
 
 Result<sandbox::CreateOptions> CreateArgs::to_options() const {
     sandbox::CreateOptions o;
@@ -47,10 +89,28 @@ Result<sandbox::CreateOptions> CreateArgs::to_options() const {
         if (!c) return fail(c.error());
         o.limits.cpus = *c;
     }
-    if (!pids.empty()) {
+    o.limits.pids = sandbox::kDefaultPids;
+    if (pids == "max") {
+        o.limits.pids = 0;
+    } else if (!pids.empty()) {
         auto p = sandbox::parse_count(pids, "--pids");
         if (!p) return fail(p.error());
         o.limits.pids = *p;
+    }
+    if (auto r = size(tmp_size, o.tmp_size); !r) return fail(r.error());
+    o.security.userns = userns != "host";
+    auto caps = ns::change_caps(ns::default_caps(), cap_add, cap_drop);
+    if (!caps) return fail(caps.error());
+    o.security.caps = *caps;
+    for (auto& u : ulimits)
+        if (auto r = apply_ulimit(u, o.security.rlimits); !r) return fail(r.error());
+    if (seccomp != "default" && seccomp != "unconfined") {
+        if (!fs::exists(seccomp)) return fail(make_error("usage", "--seccomp profile not found", seccomp));
+        char* abs = ::realpath(seccomp.c_str(), nullptr);
+        o.security.seccomp = abs ? abs : seccomp;
+        std::free(abs);
+    } else {
+        o.security.seccomp = seccomp;
     }
     for (auto [text, out] : {std::pair{&ttl, &o.ttl_ms}, std::pair{&idle_ttl, &o.idle_ttl_ms}}) {
         if (text->empty()) continue;

@@ -1,14 +1,19 @@
 /* dsec-init: pid 1 of a sandbox.
  *
- * Started by dsec-run in fresh mount, pid, net, ipc, uts and cgroup namespaces with
- *   fd 3  the sandbox's overlay, a detached mount (fsmount/open_tree)
- *   fd 4  the status pipe: "ok\n" once the sandbox is ready, or "op\tpath\terrno\n"
- *   fd 5  (optional) the --disk tmpfs under the overlay's upper, held open for good
- *   argv  dsec-init ROOT HOSTNAME
- * It attaches the overlay at ROOT (a directory that exists on the host; the mount lives
- * only in this namespace), builds /dev, /proc and /tmp (one tmpfs for all of them), brings loopback up, pivots into
- * the new root and then does nothing but reap zombies. No libc++ and no allocations after
- * start-up: an idle sandbox should cost the host well under a megabyte.
+ * Started by dsec-run in a fresh user namespace (root inside is an unprivileged host id)
+ * and fresh mount, pid, net, ipc, uts and cgroup namespaces, in an empty host directory
+ * (its cwd), with
+ *   fd 3      the status pipe: one dsec_report (confine.h), err 0 once the sandbox is ready
+ *   fd 4      a pipe holding the dsec_confinement the init applies to itself when ready
+ *   fd 5      a mount (idmapped clone) holding the sandbox's upper/ and work/
+ *   fd 6..    the layers' mounts (idmapped clones), top first
+ *   argv      dsec-init HOSTNAME LAYERS SCRATCH_BYTES USERXATTR   (no host path)
+ * It mounts the overlay over the cwd (the mount lives only in this namespace), builds
+ * /dev, /proc and /tmp (one tmpfs for all of them), brings loopback up, pivots into the
+ * new root, confines itself (no capabilities, no_new_privs, seccomp) and then does
+ * nothing but reap zombies. Not dumpable, so nothing in the sandbox can read its memory,
+ * descriptors or executable. No allocations after start-up: an idle sandbox should cost
+ * the host well under a megabyte.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,14 +28,18 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
 #include <unistd.h>
+#include <linux/mount.h>
 
-enum { kMountFd = 3, kStatusFd = 4 };
+#include "dsec/ns/confine.h"
+
+enum { kStatusFd = 3, kConfinementFd = 4, kUpperFd = 5, kFirstLowerFd = 6 };
 
 /* Reports the failing step to dsec-run and exits; the parent turns it into an error record. */
 static void die(const char *op, const char *path) {
-    int err = errno;
-    dprintf(kStatusFd, "%s\t%s\t%d\n", op, path ? path : "", err);
+    dsec_send_report(kStatusFd, errno ? errno : EIO, 0, op, path);
     _exit(1);
 }
 
@@ -48,18 +57,27 @@ static void mkdir_or_die(const char *path, mode_t mode) {
  * host more than its memory: the kernel keeps a shrinker per superblock and, in every
  * memory cgroup, an array indexed by shrinker, so creating a sandbox gets slower as
  * sandboxes accumulate; one tmpfs instead of seven keeps that growth small. The tmpfs
- * is first mounted at ROOT, under where the overlay goes, and reached through `scratch`
- * (an O_PATH fd of its root); it disappears with the old root at the pivot. */
+ * is first mounted on the cwd, under where the overlay goes, and reached through
+ * `scratch` (its mount's descriptor); it disappears with the old root at the pivot.
+ * Only descriptors and relative paths from here on: the host directories above the cwd
+ * are closed to root of this namespace. */
 static int scratch = -1;
 
-static void make_scratch(const char *root) {
+static void make_scratch(const char *size) {
     static const struct {
         const char *name;
         mode_t mode;
     } dirs[] = {{"dev", 0755}, {"shm", 01777}, {"tmp", 01777}, {"empty", 0555}};
-    mount_or_die("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755");
-    scratch = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (scratch < 0) die("open", root);
+    int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+    if (fs < 0) die("fsopen", "tmpfs");
+    if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0755", 0) < 0 ||
+        syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", size, 0) < 0 ||
+        syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+        die("fsconfig tmpfs", size);
+    scratch = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+    if (scratch < 0) die("fsmount", "tmpfs");
+    close(fs);
+    if (move_mount(scratch, "", AT_FDCWD, ".", MOVE_MOUNT_F_EMPTY_PATH) < 0) die("move_mount", "scratch tmpfs");
     for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
         if (mkdirat(scratch, dirs[i].name, dirs[i].mode) < 0) die("mkdir", dirs[i].name);
         /* mkdir honours the umask; the modes must be exact (1777 for /tmp). */
@@ -136,6 +154,61 @@ static void make_proc(void) {
     }
 }
 
+/* On failure the kernel's own message (read from the context) names what it disliked. */
+static void fsconfig_or_die(int fs, unsigned cmd, const char *key, const char *value) {
+    if (syscall(SYS_fsconfig, fs, cmd, key, value, 0) == 0) return;
+    int err = errno;
+    char msg[192] = "";
+    ssize_t n = read(fs, msg, sizeof msg - 1);
+    msg[n > 0 ? n : 0] = 0;
+    if (n > 0 && msg[n - 1] == '\n') msg[n - 1] = 0;
+    errno = err;
+    die("fsconfig overlay", n > 0 ? msg : key ? key : "create");
+}
+
+/* Attaches the mount the host handed us on `fd` at scratch/`name`: overlayfs takes only
+ * layers that sit in our own mount namespace (they were made in one owned by the host). */
+static void attach_layer(int fd, const char *name) {
+    if (mkdirat(scratch, name, 0700) < 0) die("mkdir", name);
+    if (move_mount(fd, "", scratch, name, MOVE_MOUNT_F_EMPTY_PATH) < 0) die("move_mount", name);
+    close(fd);
+}
+
+/* The sandbox's root: an overlay of the layers with the writable upper, mounted by root
+ * of this user namespace (so, with userxattr, it keeps its metadata in user.overlay.*
+ * and files land on disk with their owners as seen inside). Layers are named through
+ * /proc/self/fd and the scratch tmpfs, so nothing in the mount table names a host path;
+ * their mounts go with the old root at the pivot (the overlay holds private clones). */
+static void mount_overlay(int layers, int userxattr) {
+    char name[32], path[64];
+    int fs = (int)syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
+    if (fs < 0) die("fsopen", "overlay");
+    for (int i = 0; i < layers; i++) {
+        snprintf(name, sizeof name, "l%d", i);
+        attach_layer(kFirstLowerFd + i, name);
+        snprintf(path, sizeof path, "/proc/self/fd/%d/%s", scratch, name);
+        fsconfig_or_die(fs, FSCONFIG_SET_STRING, "lowerdir+", path);
+    }
+    attach_layer(kUpperFd, "u");
+    snprintf(path, sizeof path, "/proc/self/fd/%d/u/upper", scratch);
+    fsconfig_or_die(fs, FSCONFIG_SET_STRING, "upperdir", path);
+    snprintf(path, sizeof path, "/proc/self/fd/%d/u/work", scratch);
+    fsconfig_or_die(fs, FSCONFIG_SET_STRING, "workdir", path);
+    /* See mount/overlay.h for why: nothing an agent writes may redirect into a lower. */
+    fsconfig_or_die(fs, FSCONFIG_SET_STRING, "metacopy", "off");
+    fsconfig_or_die(fs, FSCONFIG_SET_STRING, "redirect_dir", "nofollow");
+    fsconfig_or_die(fs, FSCONFIG_SET_STRING, "index", "off");
+    if (userxattr) fsconfig_or_die(fs, FSCONFIG_SET_FLAG, "userxattr", NULL);
+    fsconfig_or_die(fs, FSCONFIG_CMD_CREATE, NULL, NULL);
+    int mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID);
+    if (mnt < 0) die("fsmount", "overlay");
+    if (move_mount(mnt, "", scratch, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+        die("move_mount", "/");
+    if (fchdir(mnt) < 0) die("chdir", "/");
+    close(mnt);
+    close(fs);
+}
+
 static void loopback_up(void) {
     int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (s < 0) die("socket", "lo");
@@ -148,13 +221,12 @@ static void loopback_up(void) {
     close(s);
 }
 
-static void set_up(const char *root, const char *hostname) {
+static void set_up(char **argv) {
+    const char *hostname = argv[1];
     /* Nothing below may propagate back to the host's mount table. */
     mount_or_die(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
-    make_scratch(root);
-    if (move_mount(kMountFd, "", AT_FDCWD, root, MOVE_MOUNT_F_EMPTY_PATH) < 0) die("move_mount", root);
-    close(kMountFd);
-    if (chdir(root) < 0) die("chdir", root);
+    make_scratch(argv[3]);
+    mount_overlay(atoi(argv[2]), atoi(argv[4]));
     make_dev();
     make_proc();
     mkdir_or_die("tmp", 01777);
@@ -163,21 +235,44 @@ static void set_up(const char *root, const char *hostname) {
     if (sethostname(hostname, strlen(hostname)) < 0) die("sethostname", hostname);
     loopback_up();
     /* The classic pivot: the old root ends up stacked under the new one, then goes. */
-    if (syscall(SYS_pivot_root, ".", ".") < 0) die("pivot_root", root);
+    if (syscall(SYS_pivot_root, ".", ".") < 0) die("pivot_root", "/");
     if (umount2(".", MNT_DETACH) < 0) die("umount2", "old root");
     if (chdir("/") < 0) die("chdir", "/");
 }
 
+/* The record dsec-run wrote before starting us (static: too big for the stack's taste). */
+static struct dsec_confinement confinement;
+
+static void read_confinement(void) {
+    size_t got = 0;
+    while (got < sizeof confinement) {
+        ssize_t n = read(kConfinementFd, (char *)&confinement + got, sizeof confinement - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) die("read", "confinement");
+        got += (size_t)n;
+    }
+    close(kConfinementFd);
+}
+
 int main(int argc, char **argv) {
-    if (argc != 3 || getpid() != 1) {
+    /* Before anything else: nothing in the sandbox may ptrace us or read /proc/1/{mem,fd,exe,environ}. */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    if (argc != 5 || getpid() != 1) {
         fprintf(stderr, "dsec-init: started by dsec-run only (as pid 1 of a new pid namespace)\n");
         return 2;
     }
     sigset_t all;
     sigfillset(&all);
     sigprocmask(SIG_BLOCK, &all, NULL);
-    set_up(argv[1], argv[2]);
-    if (write(kStatusFd, "ok\n", 3) != 3) _exit(1);
+    read_confinement();
+    /* dsec-run started us in the (empty) directory to build the root at. */
+    set_up(argv);
+    const char *op = "";
+    if (dsec_confine(&confinement, &op) < 0) die(op, "");
+    /* Ready: from now on we outlive the dsec-run thread that started us (cleared before
+     * the report, which lets that thread go on and end). */
+    prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+    dsec_send_report(kStatusFd, 0, 0, "ok", "");
     close(kStatusFd);
     /* Reap whatever dies in here: orphans of exec'd commands are reparented to us. */
     for (;;) {

@@ -20,7 +20,18 @@ namespace {
 constexpr size_t kReadChunk = size_t(1) << 20;
 constexpr const char* kWhiteoutPrefix = ".wh.";
 constexpr const char* kOpaqueMarker = ".wh..wh..opq";
+// An opaque directory carries the mark in both namespaces overlayfs reads: trusted.* for
+// an overlay mounted by host root, user.* for one mounted inside a sandbox's user
+// namespace (userxattr). Any other overlay attribute in an archive is dropped: a crafted
+// one could redirect or hide what lies in other layers.
 constexpr const char* kOpaqueXattr = "trusted.overlay.opaque";
+constexpr const char* kUserOpaqueXattr = "user.overlay.opaque";
+
+Status mark_opaque(int fd, const std::string& path) {
+    for (const char* name : {kOpaqueXattr, kUserOpaqueXattr})
+        if (::fsetxattr(fd, name, "y", 1, 0) < 0) return fail(sys_error(std::string("setxattr ") + name, path));
+    return {};
+}
 
 Error bad(const std::string& why, const std::string& path) { return make_error("bad_input", why, path); }
 
@@ -187,7 +198,7 @@ Status Extractor::whiteout(struct archive_entry* e, const std::string& path) {
         if (!fd) return fail(fd.error());
         Fd d(::openat(*fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
         if (!d) return fail(sys_error("open", dir));
-        if (::fsetxattr(d.get(), kOpaqueXattr, "y", 1, 0) < 0) return fail(sys_error("setxattr", dir));
+        if (auto r = mark_opaque(d.get(), dir); !r) return r;
         return {};
     }
     if (starts_with(leaf, ".wh..wh.")) return {};  // aufs bookkeeping, meaningless here
@@ -290,8 +301,9 @@ Status Extractor::set_meta(struct archive_entry* e, const std::string& path, int
     size_t size;
     while (archive_entry_xattr_next(e, &name, &value, &size) == ARCHIVE_OK) {
         std::string n = name ? name : "";
-        bool opaque = n == kOpaqueXattr && type == AE_IFDIR && size == 1 && *static_cast<const char*>(value) == 'y';
-        bool user = starts_with(n, "user.") && (type == AE_IFREG || type == AE_IFDIR);
+        bool opaque = (n == kOpaqueXattr || n == kUserOpaqueXattr) && type == AE_IFDIR && size == 1 &&
+                      *static_cast<const char*>(value) == 'y';
+        bool user = starts_with(n, "user.") && !starts_with(n, "user.overlay.") && (type == AE_IFREG || type == AE_IFDIR);
         if (!opaque && !user) {
             // Capabilities, security labels and other overlay attributes are not taken
             // from archives.
@@ -301,6 +313,10 @@ Status Extractor::set_meta(struct archive_entry* e, const std::string& path, int
         if (fd < 0 && !own) {
             own.reset(::openat(dirfd, leaf.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
             if (!own) return fail(sys_error("open", path));
+        }
+        if (opaque) {
+            if (auto r = mark_opaque(fd >= 0 ? fd : own.get(), path); !r) return r;
+            continue;
         }
         if (::fsetxattr(fd >= 0 ? fd : own.get(), n.c_str(), value, size, 0) < 0)
             return fail(sys_error("setxattr " + n, path));

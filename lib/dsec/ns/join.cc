@@ -4,34 +4,29 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <cstdio>
 
 #include "dsec/mount/usage.h"
+#include "dsec/ns/confinement.h"
 #include "dsec/ns/spawn.h"
 
 namespace dsec::ns {
 
 namespace {
-// What the helper sends back: the child's pid, or the step that failed and its errno.
-struct Report {
-    int pid;
-    int err;
-    char op[48];
-};
-
-[[noreturn]] void helper(const JoinSpec& spec, int pidfd, int report_fd, const std::function<void()>& body) {
-    Report rep{};
+[[noreturn]] void helper(const JoinSpec& spec, const std::vector<int>& keep, int pidfd, int report_fd,
+                         const std::function<void()>& body) {
     auto send_fail = [&](const char* op) {
-        rep.err = errno;
-        std::snprintf(rep.op, sizeof rep.op, "%s", op);
-        (void)!::write(report_fd, &rep, sizeof rep);
+        dsec_send_report(report_fd, errno ? errno : EIO, 0, op, "");
         ::_exit(1);
     };
+    // Nothing of dsec-run's goes in: only what the body needs (and what we need to get there).
+    dsec_close_all_but(keep.data(), keep.size());
     // The OOM killer must pick what runs in a sandbox before the init that holds it.
     // Lowering the init's score needs CAP_SYS_RESOURCE, which hosts often withhold;
     // raising ours never does, and the child inherits it.
@@ -46,7 +41,12 @@ struct Report {
         ::close(fd);
     }
     int flags = spec.namespaces ? spec.namespaces : sandbox_namespaces() | CLONE_NEWCGROUP;
+    if (spec.userns) flags |= CLONE_NEWUSER;
     if (::setns(pidfd, flags) < 0) send_fail("setns");
+    // Root of the sandbox's namespace (its host range), never host root inside it.
+    if (spec.userns && (::syscall(SYS_setgroups, 0, nullptr) < 0 || ::syscall(SYS_setresgid, 0, 0, 0) < 0 ||
+                        ::syscall(SYS_setresuid, 0, 0, 0) < 0))
+        send_fail("become root of the sandbox");
     // CLONE_PARENT: the child is ours (dsec-run's) to wait for, not this helper's.
     long pid = ::syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0);
     if (pid < 0) send_fail("clone");
@@ -54,13 +54,13 @@ struct Report {
         body();
         ::_exit(127);
     }
-    rep.pid = int(pid);
-    (void)!::write(report_fd, &rep, sizeof rep);
+    dsec_send_report(report_fd, 0, int(pid), "ok", "");
     ::_exit(0);
 }
 
 struct HelperArgs {
     const JoinSpec* spec;
+    const std::vector<int>* keep;
     int pidfd;
     int report_fd;
     const std::function<void()>* body;
@@ -68,7 +68,7 @@ struct HelperArgs {
 
 int helper_entry(void* p) {
     auto* a = static_cast<HelperArgs*>(p);
-    helper(*a->spec, a->pidfd, a->report_fd, *a->body);
+    helper(*a->spec, *a->keep, a->pidfd, a->report_fd, *a->body);
 }
 
 // A stack for the helper: it shares our memory, so it cannot run on ours.
@@ -94,21 +94,24 @@ Result<Joined> spawn_inside(const JoinSpec& spec, const std::function<void()>& b
     // Joining namespaces and cgroups is per process, so it still does that alone.
     HelperStack stack;
     if (stack.base == MAP_FAILED) return fail(sys_error("mmap", "join helper stack"));
-    HelperArgs args{&spec, pidfd.get(), wr.get(), &body};
+    std::vector<int> keep = spec.keep_fds;
+    keep.insert(keep.end(), {pidfd.get(), wr.get()});
+    std::sort(keep.begin(), keep.end());
+    // Dumpability belongs to the memory map, which the helper shares and the child copies.
+    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    HelperArgs args{&spec, &keep, pidfd.get(), wr.get(), &body};
     pid_t h = ::clone(helper_entry, stack.top(), CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
     if (h < 0) return fail(sys_error("clone", "join helper"));
     wr.reset();
-    Report rep{};
-    ssize_t n;
-    while ((n = ::read(rd.get(), &rep, sizeof rep)) < 0 && errno == EINTR) {
-    }
+    auto reported = read_report(rd.get(), "entering sandbox init " + std::to_string(spec.init_pid));
     while (::waitpid(h, nullptr, 0) < 0 && errno == EINTR) {
     }
-    if (n != ssize_t(sizeof rep)) return fail(make_error("io", "the join helper died"));
-    if (rep.pid <= 0 && rep.err == ESRCH) return fail(make_error("not_running", "the sandbox's init process is gone"));
-    if (rep.pid <= 0) return fail(errno_error(rep.err, rep.op, "sandbox init " + std::to_string(spec.init_pid)));
-    Joined j{rep.pid, Fd(int(::syscall(SYS_pidfd_open, rep.pid, 0)))};
-    if (!j.pidfd) return fail(sys_error("pidfd_open", std::to_string(rep.pid)));
+    if (!reported) {
+        if (reported.error().err == ESRCH) return fail(make_error("not_running", "the sandbox's init process is gone"));
+        return fail(reported.error());
+    }
+    Joined j{*reported, Fd(int(::syscall(SYS_pidfd_open, *reported, 0)))};
+    if (!j.pidfd) return fail(sys_error("pidfd_open", std::to_string(*reported)));
     return j;
 }
 

@@ -16,6 +16,8 @@ struct JoinSpec {
     unsigned long long init_start = 0;        // to refuse a reused pid
     std::vector<std::string> cgroup_procs;    // cgroup.procs files to join first
     int namespaces = 0;                       // CLONE_NEW* set for setns; 0: all of a sandbox's
+    bool userns = true;                       // the sandbox has its own user namespace: join it too
+    std::vector<int> keep_fds;                // descriptors `body` needs; every other one is closed
 };
 
 /// A process started inside the sandbox: our child, with a pidfd.
@@ -24,9 +26,12 @@ struct Joined {
     Fd pidfd;
 };
 
-/// Forks a helper that joins the cgroups and the init's namespaces, and from it a child
-/// (re-parented to us with CLONE_PARENT) that runs `body` inside the sandbox; `body`
-/// must not return (it execs or _exits). Errors: not_running (init gone), the failing
+/// Forks a helper that closes every descriptor but `keep_fds`, joins the cgroups and the
+/// init's namespaces (becoming root of the sandbox's user namespace, not host root), and
+/// from it a child (re-parented to us with CLONE_PARENT) that runs `body` inside the
+/// sandbox; `body` must not return (it confines itself and execs, or _exits). Makes the
+/// calling process non-dumpable, so that neither helper nor child can be inspected from
+/// inside before the child's execve. Errors: not_running (init gone), the failing
 /// setns/cgroup step.
 Result<Joined> spawn_inside(const JoinSpec& spec, const std::function<void()>& body);
 

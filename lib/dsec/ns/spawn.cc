@@ -1,101 +1,235 @@
 #include "dsec/ns/spawn.h"
 
 #include <fcntl.h>
+#include <linux/mount.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+
+#include "dsec/mount/overlay.h"
+#include "dsec/ns/confinement.h"
+#include "dsec/sys/fs.h"
 
 namespace dsec::ns {
 
 namespace {
-// Descriptors the child renumbers to 3 and 4 are first moved above this, so that dup2
-// never overwrites one it still needs.
-constexpr int kHighFd = 64;
+// Descriptors the child keeps until execve sit at or above this, clear of the numbers
+// it renumbers the init's descriptors to (at most kInitFirstLowerFd + kMaxLowers).
+constexpr int kHighFd = 512;
+static_assert(kInitFirstLowerFd + int(mount::kMaxLowers) < kHighFd);
+// SCM_RIGHTS carries at most 253 descriptors per message.
+constexpr size_t kFdsPerMessage = 250;
 
-// Writes "op\t\terrno\n" like dsec-init does, then exits. Only raw syscalls: this runs
-// in a child cloned from a possibly multi-threaded parent.
-[[noreturn]] void child_fail(int status_fd, const char* op) {
-    int err = errno;
-    char buf[96];
-    size_t n = 0;
-    for (const char* p = op; *p && n < 60; p++) buf[n++] = *p;
-    buf[n++] = '\t';
-    buf[n++] = '\t';
-    char digits[12];
-    int d = 0;
-    do digits[d++] = char('0' + err % 10); while ((err /= 10) && d < 11);
-    while (d) buf[n++] = digits[--d];
-    buf[n++] = '\n';
-    (void)!::write(status_fd, buf, n);
+// What the child works with: everything prepared before clone3, so it never allocates.
+struct Child {
+    const InitSpec* spec;
+    int status, confinement, sock, devnull, exe;
+    int* received;  // room for 1 + lowers descriptors
+    size_t count;
+    char* const* argv;
+    const int* keep;  // sorted: every other inherited descriptor is closed first thing
+    size_t keep_count;
+};
+
+[[noreturn]] void child_fail(const Child& c, const char* op, const char* path = "") {
+    dsec_send_report(c.status, errno ? errno : EIO, 0, op, path);
     ::_exit(127);
 }
 
-[[noreturn]] void run_child(const InitSpec& spec, int status_fd, int devnull, char* const* argv) {
-    for (int fd : spec.join_fds)
-        if (::write(fd, "0", 1) < 0) child_fail(status_fd, "join cgroup");
-    if (::unshare(CLONE_NEWCGROUP) < 0) child_fail(status_fd, "unshare cgroup namespace");
-    if (::dup2(devnull, 0) < 0 || ::dup2(devnull, 1) < 0 || ::dup2(devnull, 2) < 0) child_fail(status_fd, "dup2");
-    if (::dup2(spec.mount_fd, 3) < 0 || ::dup2(status_fd, 4) < 0) child_fail(status_fd, "dup2");
-    if (spec.keep_fd >= 0 && ::dup2(spec.keep_fd, 5) < 0) child_fail(status_fd, "dup2");
-    ::syscall(SYS_close_range, spec.keep_fd >= 0 ? 6U : 5U, ~0U, 0U);
-    char* envp[] = {nullptr};
-    ::execve(spec.program.c_str(), argv, envp);
-    child_fail(4, "execve dsec-init");
+// Receives the upper and the layers from the parent (in order), MSG_CMSG_CLOEXEC.
+void receive_mounts(const Child& c) {
+    size_t got = 0;
+    alignas(struct cmsghdr) char control[CMSG_SPACE(kFdsPerMessage * sizeof(int))];
+    while (got < c.count) {
+        char byte;
+        struct iovec iov = {&byte, 1};
+        struct msghdr msg = {};
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof control;
+        ssize_t n = ::recvmsg(c.sock, &msg, MSG_CMSG_CLOEXEC);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) child_fail(c, "receive mounts");
+        for (struct cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+            if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
+            size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            for (size_t i = 0; i < k && got < c.count; i++)
+                std::memcpy(&c.received[got++], CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+        }
+    }
 }
 
-// Reads the init's one status line. "ok" or "op\tpath\terrno".
-Status read_status(int fd, const std::string& program) {
-    std::string line;
-    char buf[512];
-    for (;;) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        line.append(buf, size_t(n));
-        if (line.find('\n') != std::string::npos) break;
+[[noreturn]] void run_child(const Child& c) {
+    const InitSpec& spec = *c.spec;
+    // In particular the host's end of our socket and those of other sandboxes being made
+    // by other threads at the same time, so that each child sees EOF if its parent dies.
+    dsec_close_all_but(c.keep, c.keep_count);
+    for (int fd : spec.join_fds)
+        if (::write(fd, "0", 1) < 0) child_fail(c, "join cgroup");
+    // Held here until the host has mapped our ids and made our mounts.
+    receive_mounts(c);
+    // Still host root for this: the directories above are closed to root of the sandbox.
+    if (::chdir(spec.root_dir.c_str()) < 0) child_fail(c, "chdir", "sandbox root");
+    if (spec.userns) {
+        // Become root of the new namespace (host id host_uid), not host root seen from it.
+        if (::syscall(SYS_setgroups, 0, nullptr) < 0) child_fail(c, "setgroups");
+        if (::syscall(SYS_setresgid, 0, 0, 0) < 0) child_fail(c, "setresgid");
+        if (::syscall(SYS_setresuid, 0, 0, 0) < 0) child_fail(c, "setresuid");
     }
-    if (line == "ok\n") return {};
-    if (line.empty()) return fail(make_error("init_failed", "sandbox init exited before it was ready", program));
-    line.erase(line.find('\n'));
-    auto t1 = line.find('\t');
-    auto t2 = t1 == std::string::npos ? std::string::npos : line.find('\t', t1 + 1);
-    if (t2 == std::string::npos) return fail(make_error("init_failed", "sandbox init: " + line, program));
-    Error e = errno_error(std::atoi(line.c_str() + t2 + 1), line.substr(0, t1), line.substr(t1 + 1, t2 - t1 - 1));
-    return fail(std::move(e).context("setting up the sandbox"));
+    // Until it reports ready, the init dies with the thread that starts it (the setuid
+    // above would have cleared this); it clears it itself once ready.
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) child_fail(c, "prctl", "PR_SET_PDEATHSIG");
+    if (::unshare(CLONE_NEWCGROUP) < 0) child_fail(c, "unshare cgroup namespace");
+    // Room for many layers' descriptors, twice over while they are renumbered.
+    struct rlimit nofile;
+    if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &nofile);
+    }
+    for (size_t i = 0; i < c.count; i++) {
+        c.received[i] = ::fcntl(c.received[i], F_DUPFD_CLOEXEC, kHighFd);
+        if (c.received[i] < 0) child_fail(c, "fcntl", "F_DUPFD_CLOEXEC");
+    }
+    if (::dup2(c.devnull, 0) < 0 || ::dup2(c.devnull, 1) < 0 || ::dup2(c.devnull, 2) < 0 ||
+        ::dup2(c.status, kInitStatusFd) < 0 || ::dup2(c.confinement, kInitConfinementFd) < 0)
+        child_fail(c, "dup2");
+    for (size_t i = 0; i < c.count; i++)
+        if (::dup2(c.received[i], kInitUpperFd + int(i)) < 0) child_fail(c, "dup2");
+    // Everything else goes at execve (the executable's own descriptor is still needed).
+    ::syscall(SYS_close_range, unsigned(kInitUpperFd + c.count), ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
+    char* envp[] = {nullptr};
+    ::syscall(SYS_execveat, c.exe, "", c.argv, envp, AT_EMPTY_PATH);
+    child_fail(c, "execve", "dsec-init");
 }
+
+Status write_map(int pid, const char* file, uint32_t first, uint32_t count) {
+    std::string path = "/proc/" + std::to_string(pid) + "/" + file;
+    std::string line = "0 " + std::to_string(first) + " " + std::to_string(count) + "\n";
+    Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+    if (!fd || ::write(fd.get(), line.data(), line.size()) != ssize_t(line.size())) return fail(sys_error("write", path));
+    return {};
+}
+
+// A private clone of a mount (or of a directory, as a bind), read-only if asked, its ids
+// shifted into the sandbox's user namespace when `userns` >= 0.
+Result<Fd> clone_mount(int dirfd, const std::string& path, int userns, uint64_t attrs) {
+    int flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (path.empty() ? AT_EMPTY_PATH : 0);
+    Fd tree(int(::syscall(SYS_open_tree, dirfd, path.c_str(), flags)));
+    if (!tree) return fail(sys_error("open_tree", path));
+    struct mount_attr attr = {};
+    attr.attr_set = attrs | (userns >= 0 ? MOUNT_ATTR_IDMAP : 0);
+    attr.userns_fd = uint64_t(userns >= 0 ? userns : 0);
+    if (::syscall(SYS_mount_setattr, tree.get(), "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) {
+        Error e = sys_error("mount_setattr", path.empty() ? "upper" : path);
+        if (userns >= 0 && (e.err == EINVAL || e.err == EPERM))
+            e = std::move(e).context("this filesystem or kernel does not support idmapped mounts (needed for "
+                                     "unprivileged sandboxes; --userns=host is the unsafe way round)");
+        return fail(std::move(e));
+    }
+    return tree;
+}
+
+// Makes the sandbox's mounts and sends them to the child: the upper first, then layers.
+Status send_mounts(const InitSpec& spec, int pid, int sock) {
+    Fd userns;
+    if (spec.userns) {
+        if (auto r = write_map(pid, "uid_map", spec.host_uid, spec.id_count); !r) return r;
+        if (auto r = write_map(pid, "gid_map", spec.host_uid, spec.id_count); !r) return r;
+        std::string ns = "/proc/" + std::to_string(pid) + "/ns/user";
+        userns.reset(::open(ns.c_str(), O_RDONLY | O_CLOEXEC));
+        if (!userns) return fail(sys_error("open", ns));
+    }
+    std::vector<Fd> mounts;
+    auto upper = spec.upper_mount >= 0
+                     ? clone_mount(spec.upper_mount, "", userns.get(), MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID)
+                     : clone_mount(AT_FDCWD, spec.upper_dir, userns.get(), MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID);
+    if (!upper) return fail(upper.error());
+    mounts.push_back(std::move(*upper));
+    for (auto& lower : spec.lowers) {
+        auto m = clone_mount(AT_FDCWD, lower, userns.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID);
+        if (!m) return fail(m.error());
+        mounts.push_back(std::move(*m));
+    }
+    for (size_t at = 0; at < mounts.size(); at += kFdsPerMessage) {
+        size_t k = std::min(kFdsPerMessage, mounts.size() - at);
+        alignas(struct cmsghdr) char control[CMSG_SPACE(kFdsPerMessage * sizeof(int))] = {};
+        char byte = 0;
+        struct iovec iov = {&byte, 1};
+        struct msghdr msg = {};
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control;
+        msg.msg_controllen = CMSG_SPACE(k * sizeof(int));
+        struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(k * sizeof(int));
+        for (size_t i = 0; i < k; i++) {
+            int fd = mounts[at + i].get();
+            std::memcpy(CMSG_DATA(cm) + i * sizeof(int), &fd, sizeof(int));
+        }
+        while (::sendmsg(sock, &msg, MSG_NOSIGNAL) < 0)
+            if (errno != EINTR) return fail(sys_error("sendmsg", "sandbox mounts"));
+    }
+    return {};
+}
+
+Fd high(int fd) { return Fd(fd < 0 ? -1 : ::fcntl(fd, F_DUPFD_CLOEXEC, kHighFd)); }
 }  // namespace
 
 int sandbox_namespaces() { return CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS; }
 
 Result<Started> start_init(const InitSpec& spec) {
-    int pipefd[2];
-    if (::pipe2(pipefd, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
-    Fd status_r(pipefd[0]), status_w(pipefd[1]);
-    Fd high_w(::fcntl(status_w.get(), F_DUPFD_CLOEXEC, kHighFd));
-    Fd high_mount(::fcntl(spec.mount_fd, F_DUPFD_CLOEXEC, kHighFd));
-    Fd high_keep(spec.keep_fd >= 0 ? ::fcntl(spec.keep_fd, F_DUPFD_CLOEXEC, kHighFd) : -1);
+    if (!spec.confinement) return fail(make_error("bad_input", "start_init: no confinement"));
+    if (spec.lowers.size() > mount::kMaxLowers) return fail(mount::too_many_layers_error(spec.lowers.size()));
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
+    Fd status_r(p[0]), status_w(p[1]);
+    if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
+    Fd conf_r(p[0]), conf_w(p[1]);
+    // The record fits in an empty pipe: written now, read by the init when it is ready.
+    if (auto r = fs::write_all(conf_w.get(), std::string_view(reinterpret_cast<const char*>(spec.confinement),
+                                                              sizeof *spec.confinement));
+        !r)
+        return fail(r.error());
+    conf_w.reset();
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) return fail(sys_error("socketpair"));
+    Fd sock(sv[0]), child_sock(sv[1]);
     Fd devnull(::open("/dev/null", O_RDWR | O_CLOEXEC));
-    if (!high_w || !high_mount || !devnull) return fail(sys_error("fcntl", "F_DUPFD_CLOEXEC"));
+    if (!devnull) return fail(sys_error("open", "/dev/null"));
+    Fd h_status = high(status_w.get()), h_conf = high(conf_r.get()), h_sock = high(child_sock.get()),
+       h_null = high(devnull.get()), h_exe = high(spec.exe_fd);
+    if (!h_status || !h_conf || !h_sock || !h_null || !h_exe) return fail(sys_error("fcntl", "F_DUPFD_CLOEXEC"));
     status_w.reset();
-    InitSpec child_spec = spec;
-    child_spec.mount_fd = high_mount.get();
-    child_spec.keep_fd = high_keep.get();
 
     // Everything the child touches is prepared here: it may not allocate.
     std::vector<char*> argv;
     for (auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
+    std::vector<int> received(1 + spec.lowers.size());
+    std::vector<int> keep = spec.join_fds;
+    keep.insert(keep.end(), {h_status.get(), h_conf.get(), h_sock.get(), h_null.get(), h_exe.get()});
+    std::sort(keep.begin(), keep.end());
+    Child child{&spec,           h_status.get(),   h_conf.get(), h_sock.get(), h_null.get(), h_exe.get(),
+                received.data(), received.size(), argv.data(),  keep.data(),  keep.size()};
 
     int pidfd = -1;
     struct clone_args args;
     std::memset(&args, 0, sizeof args);
-    args.flags = uint64_t(sandbox_namespaces()) | CLONE_PIDFD;
+    args.flags = uint64_t(sandbox_namespaces()) | (spec.userns ? CLONE_NEWUSER : 0) | CLONE_PIDFD;
     args.pidfd = uint64_t(uintptr_t(&pidfd));
     args.exit_signal = SIGCHLD;
     if (spec.unified_cgroup_fd >= 0) {
@@ -103,16 +237,28 @@ Result<Started> start_init(const InitSpec& spec) {
         args.cgroup = uint64_t(spec.unified_cgroup_fd);
     }
     long pid = ::syscall(SYS_clone3, &args, sizeof args);
-    if (pid < 0) return fail(sys_error("clone3", "new namespaces"));
-    if (pid == 0) run_child(child_spec, high_w.get(), devnull.get(), argv.data());
+    if (pid < 0) {
+        Error e = sys_error("clone3", "new namespaces");
+        if (spec.userns && (e.err == EPERM || e.err == ENOSPC))
+            e = std::move(e).context("cannot create a user namespace (user.max_user_namespaces, or a policy "
+                                     "forbidding them)");
+        return fail(std::move(e));
+    }
+    if (pid == 0) run_child(child);
 
     Started started{int(pid), Fd(pidfd)};
-    high_w.reset();
-    if (auto st = read_status(status_r.get(), spec.program); !st) {
+    h_status.reset();
+    h_conf.reset();
+    h_sock.reset();
+    auto abort = [&](Error e) -> Result<Started> {
         ::kill(started.pid, SIGKILL);
-        ::waitpid(started.pid, nullptr, 0);
-        return fail(st.error());
-    }
+        while (::waitpid(started.pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+        return fail(std::move(e));
+    };
+    if (auto r = send_mounts(spec, started.pid, sock.get()); !r) return abort(r.error());
+    sock.reset();
+    if (auto r = read_report(status_r.get(), "setting up the sandbox"); !r) return abort(r.error());
     return started;
 }
 

@@ -1,25 +1,37 @@
-// Starting a sandbox's init: clone3 into new namespaces, straight into its cgroups.
+// Starting a sandbox's init: clone3 into a new user namespace (mapped onto the sandbox's
+// host id range) and new mount, pid, net, ipc and uts namespaces, straight into its
+// cgroups; then the host hands it idmapped clones of its layers and of its upper.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "dsec/ns/confine.h"
 #include "dsec/sys/error.h"
 #include "dsec/sys/fd.h"
 
 namespace dsec::ns {
 
-/// The namespaces every sandbox gets (the cgroup namespace is entered after the init has
-/// joined its cgroups, so that its root is the sandbox's own cgroup).
+/// The namespaces every sandbox gets besides the user namespace (the cgroup namespace is
+/// entered after the init has joined its cgroups, so that its root is its own cgroup).
 int sandbox_namespaces();
 
+/// The descriptors dsec-init finds at start (see tools/init/dsec-init.c).
+enum InitFd { kInitStatusFd = 3, kInitConfinementFd = 4, kInitUpperFd = 5, kInitFirstLowerFd = 6 };
+
 struct InitSpec {
-    std::string program;             // path of dsec-init
-    std::vector<std::string> argv;   // argv[0] included
-    int mount_fd = -1;               // the detached root mount, passed as fd 3
-    int keep_fd = -1;                // passed as fd 5 and held for the init's life (-1: none)
-    int unified_cgroup_fd = -1;      // a cgroup2 directory: CLONE_INTO_CGROUP
-    std::vector<int> join_fds;       // cgroup.procs files (v1) the child writes "0" into
+    int exe_fd = -1;                  // dsec-init, opened O_PATH (executed with execveat)
+    std::vector<std::string> argv;    // argv[0] included; never a host path
+    std::string root_dir;             // an empty host directory: the init's cwd at start
+    std::vector<std::string> lowers;  // mounted layers, top first
+    std::string upper_dir;            // the directory holding upper/ and work/ ...
+    int upper_mount = -1;             // ... or a detached mount holding them (--disk)
+    bool userns = true;               // false: --userns=host
+    uint32_t host_uid = 0;            // root inside is this host id (userns only)
+    uint32_t id_count = 0;            // ids mapped from host_uid
+    const dsec_confinement* confinement = nullptr;  // what the init applies once ready
+    int unified_cgroup_fd = -1;       // a cgroup2 directory: CLONE_INTO_CGROUP
+    std::vector<int> join_fds;        // cgroup.procs files (v1) the child writes "0" into
 };
 
 /// A running init: host pid and a pidfd for it.
@@ -28,9 +40,10 @@ struct Started {
     Fd pidfd;
 };
 
-/// Clones the init into new namespaces and waits until it reports ready (or fails).
-/// Safe to call from several threads at once: the child only makes raw syscalls before
-/// execve. Errors: the failing step inside the init (op, path, errno) or the clone.
+/// Clones the init, maps its ids, hands it its mounts and waits until it reports ready
+/// (or fails). Safe to call from several threads at once: the child only makes raw
+/// syscalls before execve. Errors: the failing step inside the init (op, path, errno),
+/// the failing clone/map/idmap step on the host.
 Result<Started> start_init(const InitSpec& spec);
 
 }  // namespace dsec::ns

@@ -14,6 +14,7 @@
 #include "dsec/cgroup/cgroup.h"
 #include "dsec/ns/join.h"
 #include "dsec/sandbox/limits.h"
+#include "dsec/sandbox/security.h"
 
 namespace dsec::sandbox {
 
@@ -152,12 +153,25 @@ Result<CopyStats> with_sandbox(const Paths& paths, const std::string& id, bool c
     auto layout = cgroup::detect();
     if (!layout) return fail(layout.error());
     cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
-    ns::JoinSpec spec{state->value("pid", 0), state->value("pid_start", 0ULL), cg.procs_files(), CLONE_NEWNS};
+    auto security = security_from_state(*state);
+    if (!security) return fail(security.error());
+    // The copy inside runs as root of the sandbox, held like any command of it.
+    auto confinement = confinement_for(paths, id, *security, 0, 0);
+    if (!confinement) return fail(confinement.error());
+    ns::JoinSpec spec{state->value("pid", 0), state->value("pid_start", 0ULL), cg.procs_files(), CLONE_NEWNS,
+                      security->userns, {}};
     int data[2], errp[2];
     if (::pipe2(data, O_CLOEXEC) < 0 || ::pipe2(errp, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
     Fd data_r(data[0]), data_w(data[1]), err_r(errp[0]), err_w(errp[1]);
     int child_end = child_writes ? data_w.get() : data_r.get();
+    spec.keep_fds = {child_end, err_w.get()};
     auto child = ns::spawn_inside(spec, [&] {
+        const char* op = "";
+        if (dsec_confine(confinement->get(), &op) < 0) {
+            std::string msg = std::string(op) + ": " + errno_name(errno);
+            (void)!::write(err_w.get(), msg.data(), msg.size());
+            ::_exit(1);
+        }
         auto r = inside(child_end);
         if (!r) {
             std::string msg = r.error().describe();

@@ -4,8 +4,8 @@
 
 #include <cerrno>
 
-#include "dsec/mount/overlay.h"
 #include "dsec/mount/usage.h"
+#include "dsec/ns/idrange.h"
 #include "dsec/ns/spawn.h"
 #include "dsec/sandbox/disk.h"
 #include "dsec/sandbox/sandbox.h"
@@ -71,31 +71,58 @@ Result<CgroupFds> open_cgroup_fds(const cgroup::Cgroup& cg) {
     return fds;
 }
 
+bool sandbox_exists(const std::string& run_dir, const std::string& id) {
+    return fs::exists(run_dir + "/sandboxes/" + id);
+}
+
 Result<json> build(const Paths& paths, const mount::Rootfs& rootfs, const CreateOptions& o, const std::string& id,
                    json& state) {
     if (auto r = check_mounted(rootfs); !r) return fail(r.error());
+    const Security& sec = o.security;
+    ns::IdRange ids;
+    if (sec.userns) {
+        auto pool = ns::pool_from_env();
+        if (!pool) return fail(pool.error());
+        auto claimed = ns::claim_ids(paths.run, *pool, id, sandbox_exists);
+        if (!claimed) return fail(claimed.error());
+        ids = *claimed;
+        // Recorded at once, so that destroy releases it whatever fails next.
+        state["security"]["host_uid"] = ids.host_first;
+        state["security"]["ids"] = ns::kIdsPerSandbox;
+        state["security"]["slot"] = ids.slot;
+        if (auto r = save(paths, state); !r) return fail(r.error());
+    }
+    if (auto r = install_seccomp(paths, id, sec.seccomp); !r) return fail(r.error());
+    // The init keeps no capability at all once its mounts are made.
+    auto confinement = confinement_for(paths, id, sec, -1, -1, true);
+    if (!confinement) return fail(confinement.error());
+
     auto layout = cgroup::detect();
     if (!layout) return fail(layout.error());
     cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
     if (auto r = cg.create(o.limits); !r) return fail(r.error());
-
-    // The overlay is made here, on the host, where the layer paths resolve; the init
-    // attaches it inside its own mount namespace, so the host's table never sees it.
     auto upper = prepare_upper(rootfs, o.disk);
     if (!upper) return fail(upper.error());
-    auto overlay = mount::make_overlay({rootfs.lowerdirs, upper->upper, upper->work, false});
-    if (!overlay) return fail(overlay.error());
     std::string root = paths.root_mount(id);
+    // Searchable by root of the sandbox, which starts in it; empty, and above it all is closed.
     if (::mkdir(root.c_str(), 0755) < 0 && errno != EEXIST) return fail(sys_error("mkdir", root));
+    auto exe = open_init(o.init_program);
+    if (!exe) return fail(exe.error());
 
     auto fds = open_cgroup_fds(cg);
     if (!fds) return fail(fds.error());
     ns::InitSpec spec;
-    spec.program = o.init_program;
-    spec.argv = {"dsec-init", root, o.hostname.empty() ? id.substr(0, 63) : o.hostname};
-    spec.mount_fd = overlay->get();
-    // The --disk tmpfs must stay mounted (detached) while the overlay uses it: the init holds it.
-    spec.keep_fd = upper->tmpfs ? upper->tmpfs.get() : -1;
+    spec.exe_fd = exe->get();
+    spec.argv = {"dsec-init", o.hostname.empty() ? id.substr(0, 63) : o.hostname,
+                 std::to_string(rootfs.lowerdirs.size()), std::to_string(o.tmp_size), sec.userns ? "1" : "0"};
+    spec.root_dir = root;
+    spec.lowers = rootfs.lowerdirs;
+    spec.upper_dir = upper->dir;
+    spec.upper_mount = upper->tmpfs ? upper->tmpfs.get() : -1;
+    spec.userns = sec.userns;
+    spec.host_uid = ids.host_first;
+    spec.id_count = ns::kIdsPerSandbox;
+    spec.confinement = confinement->get();
     spec.unified_cgroup_fd = fds->unified ? fds->unified.get() : -1;
     for (auto& f : fds->join) spec.join_fds.push_back(f.get());
     auto init = ns::start_init(spec);
@@ -127,6 +154,7 @@ Result<json> create(const Paths& paths, const mount::Rootfs& rootfs, const Creat
     if (o.limits.cpus > 0) limits["cpus"] = o.limits.cpus;
     if (o.limits.pids) limits["pids"] = o.limits.pids;
     if (o.disk) limits["disk"] = o.disk;
+    limits["tmp"] = o.tmp_size;
     json state = {{"id", id},
                   {"state", "creating"},
                   {"pid", 0},
@@ -141,7 +169,8 @@ Result<json> create(const Paths& paths, const mount::Rootfs& rootfs, const Creat
                   {"created_unix", now_unix()},
                   {"ttl", o.ttl_ms ? json(double(o.ttl_ms) / 1000) : json(nullptr)},
                   {"idle_ttl", o.idle_ttl_ms ? json(double(o.idle_ttl_ms) / 1000) : json(nullptr)},
-                  {"last_exec", nullptr}};
+                  {"last_exec", nullptr},
+                  {"security", security_record(o.security)}};
     state.update(resolve_config(rootfs, o));
     if (!o.policy.empty()) state["policy"] = o.policy;
     // Written before any work: a crash from here on leaves a state destroy() can finish.

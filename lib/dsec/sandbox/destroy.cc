@@ -5,6 +5,7 @@
 
 #include <cerrno>
 
+#include "dsec/ns/idrange.h"
 #include "dsec/sandbox/sandbox.h"
 
 namespace dsec::sandbox {
@@ -55,6 +56,9 @@ Result<json> destroy(const Paths& paths, const std::string& id, Missing missing)
     }
     kill_init(st);
     if (auto r = cg.remove(); !r) return fail(r.error());
+    // Its host id range goes back to the pool once nothing of it runs.
+    if (st.contains("security") && st["security"].is_object() && st["security"].contains("slot"))
+        if (auto r = ns::release_ids(paths.run, st["security"].value("slot", 0u), id); !r) return fail(r.error());
     // The overlay's mount went with the mount namespace; what is left is plain files.
     if (auto r = fs::remove_tree(paths.data_dir(id)); !r) return fail(r.error());
     std::string rootfs_id = st.contains("rootfs") && st["rootfs"].is_object() ? st["rootfs"].value("id", "") : "";

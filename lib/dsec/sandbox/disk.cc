@@ -15,8 +15,10 @@ Result<Upper> prepare_upper(const mount::Rootfs& rootfs, uint64_t disk) {
     if (disk == 0) {
         if (rootfs.upper.empty() || !fs::exists(rootfs.upper) || !fs::exists(rootfs.work))
             return fail(make_error("not_found", "the rootfs's upper or work directory is missing", rootfs.upper));
-        u.upper = rootfs.upper;
-        u.work = rootfs.work;
+        u.dir = fs::dirname(rootfs.upper);
+        if (rootfs.upper != u.dir + "/upper" || rootfs.work != u.dir + "/work")
+            return fail(make_error("bad_input", "the rootfs's upper and work must be DIR/upper and DIR/work",
+                                   rootfs.upper));
         return u;
     }
     Fd fsfd(int(::syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC)));
@@ -30,10 +32,6 @@ Result<Upper> prepare_upper(const mount::Rootfs& rootfs, uint64_t disk) {
     if (!u.tmpfs) return fail(sys_error("fsmount", "tmpfs"));
     for (const char* d : {"upper", "work"})
         if (::mkdirat(u.tmpfs.get(), d, 0755) < 0) return fail(sys_error("mkdirat", d));
-    // Overlayfs resolves these paths now, through the detached mount's descriptor.
-    std::string base = "/proc/self/fd/" + std::to_string(u.tmpfs.get());
-    u.upper = base + "/upper";
-    u.work = base + "/work";
     return u;
 }
 

@@ -18,15 +18,16 @@
 
 namespace dsec::sandbox {
 
-/// Where the overlay's upper and work are, and the tmpfs holding them (when capped).
+/// Where the overlay's upper/ and work/ are: a directory holding both, or (when capped)
+/// a detached tmpfs holding both.
 struct Upper {
-    std::string upper;
-    std::string work;
+    std::string dir;
     Fd tmpfs;  // keeps the detached tmpfs alive until the overlay holds it
 };
 
-/// The rootfs's own upper/work when `disk` is 0, else fresh ones on a detached tmpfs of
-/// `disk` bytes. Errors: not_found (missing upper), the failing mount call.
+/// The rootfs's own upper/work (which must be DIR/upper and DIR/work) when `disk` is 0,
+/// else fresh ones on a detached tmpfs of `disk` bytes. Errors: not_found (missing
+/// upper), bad_input (upper and work not side by side), the failing mount call.
 Result<Upper> prepare_upper(const mount::Rootfs& rootfs, uint64_t disk);
 
 }  // namespace dsec::sandbox

@@ -16,6 +16,7 @@
 #include "dsec/ns/join.h"
 #include "dsec/sandbox/limits.h"
 #include "dsec/sandbox/relay.h"
+#include "dsec/sandbox/security.h"
 
 extern char** environ;
 
@@ -34,6 +35,8 @@ struct Prepared {
     std::vector<char*> argv, envp;
     std::string workdir;
     User user;
+    Security security;
+    std::unique_ptr<dsec_confinement> confinement;
 };
 
 Result<Prepared> prepare(const json& state, const ExecOptions& o) {
@@ -58,6 +61,9 @@ Result<Prepared> prepare(const json& state, const ExecOptions& o) {
     auto user = parse_user(!o.user.empty() ? o.user : state.value("user", "0"));
     if (!user) return fail(user.error());
     p.user = *user;
+    auto security = security_from_state(state);
+    if (!security) return fail(security.error());
+    p.security = *security;
     return p;
 }
 
@@ -77,7 +83,8 @@ Result<Prepared> prepare(const json& state, const ExecOptions& o) {
     // No host descriptor may leak into the sandbox.
     ::syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
     if (::chdir(p.workdir.c_str()) < 0) die(0, 126);
-    if (::setgroups(0, nullptr) < 0 || ::setgid(p.user.gid) < 0 || ::setuid(p.user.uid) < 0) die(1, 126);
+    const char* op = "";
+    if (dsec_confine(p.confinement.get(), &op) < 0) die(1, 126);
     signal(SIGPIPE, SIG_DFL);
     environ = const_cast<char**>(p.envp.data());
     ::execvp(p.argv[0], p.argv.data());
@@ -139,18 +146,23 @@ Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOpt
     if (s != "running") return fail(make_error("not_running", "sandbox \"" + id + "\" is " + s, id));
     auto prepared = prepare(*state, o);
     if (!prepared) return fail(prepared.error());
+    auto confinement = confinement_for(paths, id, prepared->security, prepared->user.uid, prepared->user.gid);
+    if (!confinement) return fail(confinement.error());
+    prepared->confinement = std::move(*confinement);
     if (auto r = record_exec(paths, id); !r) return fail(r.error());
 
     auto layout = cgroup::detect();
     if (!layout) return fail(layout.error());
     cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
-    ns::JoinSpec spec{state->value("pid", 0), state->value("pid_start", 0ULL), cg.procs_files(), 0};
+    ns::JoinSpec spec{state->value("pid", 0), state->value("pid_start", 0ULL), cg.procs_files(), 0,
+                      prepared->security.userns, {}};
 
     auto io = Io::make(o);
     if (!io) return fail(io.error());
     int p[2];
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
     Fd err_r(p[0]), err_w(p[1]);
+    spec.keep_fds = {io->child_in, io->child_out, io->child_err, io->tty_slave, err_w.get()};
     auto start = std::chrono::steady_clock::now();
     auto child = ns::spawn_inside(spec, [&] { child_main(*prepared, *io, err_w.get()); });
     if (!child) {
@@ -167,7 +179,7 @@ Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOpt
                                        std::chrono::steady_clock::now() - start).count());
     ChildError ce{};
     if (::read(err_r.get(), &ce, sizeof ce) == ssize_t(sizeof ce)) {
-        static const char* stages[] = {"cannot enter working directory", "cannot switch user",
+        static const char* stages[] = {"cannot enter working directory", "cannot confine the command",
                                        "cannot execute command"};
         result->note = std::string(stages[ce.stage % 3]) + ": " + errno_name(ce.err);
         if (ce.stage == 2 && ce.err == ENOENT) result->note = "command not found: " + o.argv[0];

@@ -10,9 +10,15 @@
 #include "dsec/cgroup/cgroup.h"
 #include "dsec/mount/rootfs.h"
 #include "dsec/sandbox/limits.h"
+#include "dsec/sandbox/security.h"
 #include "dsec/sandbox/state.h"
 
 namespace dsec::sandbox {
+
+/// Default tasks a sandbox may hold (--pids): a fork bomb stops here.
+constexpr uint64_t kDefaultPids = 4096;
+/// Default size of the scratch tmpfs (--tmp-size).
+constexpr uint64_t kDefaultTmpSize = uint64_t(256) << 20;
 
 /// What `dsec-run create` was asked for, beyond the rootfs.
 struct CreateOptions {
@@ -29,6 +35,8 @@ struct CreateOptions {
     std::map<std::string, std::string> labels;
     std::string policy;                 // path of a dsec-guard policy, recorded only
     std::string init_program;           // path of dsec-init
+    Security security;                  // user namespace, capabilities, limits, seccomp
+    uint64_t tmp_size = kDefaultTmpSize;  // bytes of the tmpfs behind /tmp, /dev/shm, /dev
 };
 
 /// Creates one sandbox from a mounted rootfs and returns its state record. The state is
@@ -49,5 +57,10 @@ Result<json> destroy(const Paths& paths, const std::string& id, Missing missing)
 /// Finds dsec-init beside the running executable or in ../libexec/dsec.
 /// Errors: not_found naming where it looked.
 Result<std::string> find_init();
+
+/// dsec-init as a sandbox executes it (O_PATH), through a detached bind of its directory:
+/// seen from inside, the init's executable is "/dsec-init", not a host path.
+/// Errors: the failing open_tree/open.
+Result<Fd> open_init(const std::string& program);
 
 }  // namespace dsec::sandbox

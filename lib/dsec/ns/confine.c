@@ -1,0 +1,107 @@
+/* See confine.h. Only raw syscalls: this runs between fork and execve. */
+#define _GNU_SOURCE
+#include "dsec/ns/confine.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/securebits.h>
+#include <linux/seccomp.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define FAIL(step)          \
+    do {                    \
+        *failed_op = (step); \
+        return -1;          \
+    } while (0)
+
+static int set_caps(uint64_t keep) {
+    struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+    memset(data, 0, sizeof data);
+    data[0].effective = data[0].permitted = (uint32_t)keep;
+    data[1].effective = data[1].permitted = (uint32_t)(keep >> 32);
+    return (int)syscall(SYS_capset, &header, data);
+}
+
+int dsec_confine(const struct dsec_confinement *c, const char **failed_op) {
+    if (c->magic != DSEC_CONFINEMENT_MAGIC || c->size != sizeof *c) {
+        errno = EINVAL;
+        FAIL("confinement record");
+    }
+    /* A non-root user can never get root's capabilities back: not by executing a
+     * set-user-id-root program, not by keeping them across setuid. Needs CAP_SETPCAP,
+     * so it comes before the bounding set is cut. */
+    if (c->uid > 0 &&
+        prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP_LOCKED |
+                                     SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
+                                     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) < 0)
+        FAIL("securebits");
+    for (int cap = 0; cap < 64; cap++) {
+        if (c->caps & (1ULL << cap)) continue;
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+            if (errno == EINVAL) break; /* past the kernel's last capability */
+            FAIL("drop bounding capability");
+        }
+    }
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL) FAIL("clear ambient capabilities");
+    if (c->gid >= 0) {
+        if (syscall(SYS_setgroups, 0, NULL) < 0) FAIL("setgroups");
+        if (syscall(SYS_setresgid, (gid_t)c->gid, (gid_t)c->gid, (gid_t)c->gid) < 0) FAIL("setresgid");
+    }
+    if (c->uid >= 0 && syscall(SYS_setresuid, (uid_t)c->uid, (uid_t)c->uid, (uid_t)c->uid) < 0) FAIL("setresuid");
+    /* Root keeps the allowed set; anyone else has none (setuid cleared them already,
+     * and inheritable is always empty so nothing carries over execve). */
+    if (set_caps(c->uid == 0 || c->uid < 0 ? c->caps : 0) < 0) FAIL("capset");
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) FAIL("no_new_privs");
+    for (uint32_t i = 0; i < c->n_rlimits && i < DSEC_MAX_RLIMITS; i++) {
+        struct rlimit want = c->rlimits[i].limit, now;
+        if (syscall(SYS_getrlimit, c->rlimits[i].resource, &now) < 0) FAIL("getrlimit");
+        if (want.rlim_max > now.rlim_max) want.rlim_max = now.rlim_max;
+        if (want.rlim_cur > want.rlim_max) want.rlim_cur = want.rlim_max;
+        if (syscall(SYS_setrlimit, c->rlimits[i].resource, &want) < 0) FAIL("setrlimit");
+    }
+    if (c->seccomp_bytes) {
+        struct sock_fprog prog = {(unsigned short)(c->seccomp_bytes / sizeof(struct sock_filter)),
+                                  (struct sock_filter *)c->seccomp};
+        if (c->seccomp_bytes % sizeof(struct sock_filter) || c->seccomp_bytes > DSEC_MAX_SECCOMP_BYTES) {
+            errno = EINVAL;
+            FAIL("seccomp program size");
+        }
+        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0) FAIL("seccomp");
+    }
+    return 0;
+}
+
+void dsec_close_all_but(const int *keep, size_t n) {
+    unsigned from = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (keep[i] < 0 || (unsigned)keep[i] < from) continue;
+        if ((unsigned)keep[i] > from) syscall(SYS_close_range, from, (unsigned)keep[i] - 1, 0U);
+        from = (unsigned)keep[i] + 1;
+    }
+    syscall(SYS_close_range, from, ~0U, 0U);
+}
+
+static void copy_str(char *dst, size_t size, const char *src) {
+    size_t i = 0;
+    for (; src && src[i] && i + 1 < size; i++) dst[i] = src[i];
+    dst[i] = 0;
+}
+
+void dsec_send_report(int fd, int err, int value, const char *op, const char *path) {
+    int saved = errno;
+    struct dsec_report r;
+    memset(&r, 0, sizeof r);
+    r.err = err;
+    r.value = value;
+    copy_str(r.op, sizeof r.op, op);
+    copy_str(r.path, sizeof r.path, path);
+    while (write(fd, &r, sizeof r) < 0 && errno == EINTR) {
+    }
+    errno = saved;
+}
