@@ -44,6 +44,8 @@ complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l ulimit -r -d
 complete -c dsec-run -n "__fish_seen_subcommand_from create exec destroy" -s P -l parallel -r -d 'at once'
 # exec and run
 complete -c dsec-run -n "__fish_seen_subcommand_from exec run" -l json -d 'capture output into a result record'
+complete -c dsec-run -n "__fish_seen_subcommand_from exec run" -s i -l interactive -d 'relay stdin to the command'
+complete -c dsec-run -n "__fish_seen_subcommand_from exec run" -l no-stdin -d 'stdin is /dev/null'
 complete -c dsec-run -n "__fish_seen_subcommand_from exec run" -s t -l tty -d 'pseudo-terminal'
 complete -c dsec-run -n "__fish_seen_subcommand_from exec run" -l timeout -r
 complete -c dsec-run -n "__fish_seen_subcommand_from exec run" -l no-output-timeout -r

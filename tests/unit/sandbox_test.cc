@@ -36,6 +36,12 @@ TEST_CASE("sandbox: cpus, counts, durations") {
     CHECK(*parse_duration_ms("2d") == 2 * 86400000ull);
     CHECK_FALSE(parse_duration_ms("10 minutes"));
     CHECK_FALSE(parse_duration_ms(""));
+    CHECK(format_duration_ms(1000) == "1s");
+    CHECK(format_duration_ms(300) == "300ms");
+    CHECK(format_duration_ms(90 * 60000) == "1h30m");
+    CHECK(format_duration_ms(0) == "0s");
+    for (uint64_t ms : {1ull, 999ull, 1001ull, 61500ull, 2 * 86400000ull + 5})
+        CHECK(*parse_duration_ms(format_duration_ms(ms)) == ms);
 }
 
 TEST_CASE("sandbox: users, ids, env") {

@@ -39,7 +39,7 @@ void add_create_options(CLI::App* cmd, CreateArgs& args);
 
 /// The exec options as typed.
 struct ExecArgs {
-    bool json = false, tty = false;
+    bool json = false, tty = false, interactive = false, no_stdin = false;
     std::string timeout, no_output_timeout, output_limit = "1M", workdir, user;
     std::vector<std::string> env;
     Result<sandbox::ExecOptions> to_options(const std::vector<std::string>& argv) const;

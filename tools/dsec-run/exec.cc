@@ -6,7 +6,9 @@ namespace dsec::run_tool {
 
 void add_exec_options(CLI::App* cmd, ExecArgs& a, bool overrides) {
     cmd->add_flag("--json", a.json, "capture output into one result record per sandbox instead of streaming it");
-    cmd->add_flag("-t,--tty", a.tty, "give the command a pseudo-terminal (host terminal in raw mode)");
+    cmd->add_flag("-i,--interactive", a.interactive, "relay stdin to the command (the default without --json)");
+    cmd->add_flag("--no-stdin", a.no_stdin, "the command's stdin is /dev/null (the default with --json)");
+    cmd->add_flag("-t,--tty", a.tty, "give the command a pseudo-terminal (a terminal on stdin goes into raw mode)");
     cmd->add_option("--timeout", a.timeout, "kill the command's tree after this long, e.g. 30s, 10m");
     cmd->add_option("--no-output-timeout", a.no_output_timeout, "kill the command's tree after this long without output");
     cmd->add_option("--output-limit", a.output_limit, "with --json, bytes of stdout and of stderr kept (default 1M)");
@@ -23,6 +25,10 @@ Result<sandbox::ExecOptions> ExecArgs::to_options(const std::vector<std::string>
     o.capture = json;
     o.tty = tty;
     if (json && tty) return fail(make_error("usage", "--json and --tty do not mix"));
+    if (interactive && no_stdin) return fail(make_error("usage", "--interactive and --no-stdin do not mix"));
+    // Our stdin is relayed through a pipe (never handed over): streaming mode relays it
+    // unless --no-stdin, --json only with -i (as docker does without -i).
+    o.input = interactive || (!json && !no_stdin) ? sandbox::Stdin::relay : sandbox::Stdin::null;
     for (auto [text, out] : {std::pair{&timeout, &o.timeout_ms}, std::pair{&no_output_timeout, &o.no_output_timeout_ms}}) {
         if (text->empty()) continue;
         auto d = sandbox::parse_duration_ms(*text);
@@ -67,9 +73,10 @@ void add_exec(CLI::App& app, Context& ctx) {
                 return r->exit_code;
             }
             // A batch: stdin holds records, so the commands cannot read it; results are records.
+            if (options->tty) return fail(make_error("usage", "--tty needs one sandbox ID"));
+            if (o->args.interactive) return fail(make_error("usage", "--interactive needs one sandbox ID"));
             options->capture = true;
             options->input = sandbox::Stdin::null;
-            if (options->tty) return fail(make_error("usage", "--tty needs one sandbox ID"));
             auto records = read_records();
             if (!records) return fail(records.error());
             size_t failed = for_each_parallel(records->size(), o->parallel, [&](size_t i) -> Status {

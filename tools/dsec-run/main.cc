@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
         "  dsec-layer ls base | dsec-mount --count 10 | dsec-run create -P 8 \\\n"
         "    | dsec-run exec -P 8 --json -- uname -a\n"
         "  id=$(dsec-run create --layers base --memory 512M | jq -r .id)\n"
-        "  dsec-run exec -t $id -- sh; dsec-run cp ./src $id:/work; dsec-run destroy $id"));
+        "  dsec-run exec -it $id -- sh; dsec-run cp ./src $id:/work; dsec-run destroy $id"));
     app.set_version_flag("--version", DSEC_VERSION);
     app.require_subcommand(1, 1);
 

@@ -1,8 +1,10 @@
 #include "dsec/cli/cli.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <iostream>
 
@@ -24,6 +26,17 @@ void install_signal_handlers() {
     sigaction(SIGTERM, &sa, nullptr);
     // A closed pipe downstream shows up as EPIPE from write(), handled as an error.
     signal(SIGPIPE, SIG_IGN);
+}
+
+// Descriptors 0-2 open, on /dev/null where they were closed: otherwise the first file a
+// tool opens would become its "stdin" (relayed into a sandbox by dsec-run exec) or its
+// "stdout" (records written over it).
+void ensure_standard_fds() {
+    for (int fd = 0; fd < 3; fd++)
+        if (::fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+            // The lowest free descriptor is `fd` itself: the ones below it are open.
+            (void)::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        }
 }
 
 std::string env_or(const char* name, const char* fallback) {
@@ -59,6 +72,7 @@ void report(const Error& e) {
 }
 
 int main(CLI::App& app, int argc, char** argv, const std::function<Result<int>()>& body) {
+    ensure_standard_fds();
     install_signal_handlers();
     program = app.get_name();
     try {

@@ -19,9 +19,13 @@
         return -1;          \
     } while (0)
 
+/* Permitted and effective become what the caller has of `keep`; inheritable none. */
 static int set_caps(uint64_t keep) {
     struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
     struct __user_cap_data_struct data[2];
+    if (syscall(SYS_capget, &header, data) < 0) return -1;
+    uint64_t have = data[0].permitted | ((uint64_t)data[1].permitted << 32);
+    keep &= have;
     memset(data, 0, sizeof data);
     data[0].effective = data[0].permitted = (uint32_t)keep;
     data[1].effective = data[1].permitted = (uint32_t)(keep >> 32);

@@ -12,13 +12,19 @@
 
 namespace dsec::sandbox {
 
-enum class Stdin { inherit, null };
+/// The command's stdin. Never one of our own descriptors: a host file or terminal given
+/// to the command could be reopened read-write through /proc/self/fd/0, seeked or
+/// truncated from inside.
+enum class Stdin {
+    relay,  // a pipe (the pty with tty) that supervise() copies our stdin into
+    null,   // /dev/null (with tty: the pty, at EOF from the start)
+};
 
 struct ExecOptions {
     std::vector<std::string> argv;
     bool capture = false;                 // --json: capture stdout/stderr into the result
     bool tty = false;                     // -t: a pseudo-terminal (host side in raw mode)
-    Stdin input = Stdin::inherit;
+    Stdin input = Stdin::relay;
     uint64_t timeout_ms = 0;              // 0: none
     uint64_t no_output_timeout_ms = 0;    // 0: none
     size_t output_limit = 1 << 20;        // bytes kept per stream when capturing

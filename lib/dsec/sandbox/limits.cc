@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <utility>
 
 namespace dsec::sandbox {
 
@@ -83,6 +84,19 @@ Result<uint64_t> parse_duration_ms(const std::string& text) {
     }
     if (total > 1e15) return fail(usage("duration", text, "out of range"));
     return uint64_t(total);
+}
+
+std::string format_duration_ms(uint64_t ms) {
+    if (ms == 0) return "0s";
+    static const std::pair<uint64_t, const char*> units[] = {
+        {86400000, "d"}, {3600000, "h"}, {60000, "m"}, {1000, "s"}, {1, "ms"}};
+    std::string out;
+    for (auto [size, name] : units)
+        if (ms >= size) {
+            out += std::to_string(ms / size) + name;
+            ms %= size;
+        }
+    return out;
 }
 
 Result<uint64_t> parse_count(const std::string& text, const char* what) {

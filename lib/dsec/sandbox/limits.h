@@ -20,6 +20,9 @@ Result<double> parse_cpus(const std::string& text);
 /// "30m", "1h30m", "45s", "500ms", "2d", "90" (seconds) -> milliseconds. Errors: usage.
 Result<uint64_t> parse_duration_ms(const std::string& text);
 
+/// Milliseconds in the form parse_duration_ms reads: "1s", "1h30m", "1m500ms", "0s".
+std::string format_duration_ms(uint64_t ms);
+
 /// A positive whole number ("--pids 64"). Errors: usage.
 Result<uint64_t> parse_count(const std::string& text, const char* what);
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
@@ -10,12 +11,15 @@
 
 #include <algorithm>
 #include <atomic>
-#include <optional>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "dsec/cli/cli.h"
+#include "dsec/sandbox/limits.h"
 #include "dsec/sys/fs.h"
 
 namespace dsec::sandbox {
@@ -29,12 +33,19 @@ constexpr auto kDrainGrace = std::chrono::milliseconds(100);
 std::atomic<bool> winch{false};
 void on_winch(int) { winch = true; }
 
+// The terminal the window size comes from: our stdin's, else our stdout's; -1: none.
+int our_terminal() {
+    if (::isatty(STDIN_FILENO)) return STDIN_FILENO;
+    return ::isatty(STDOUT_FILENO) ? STDOUT_FILENO : -1;
+}
+
 void copy_winsize(int from, int to) {
     struct winsize ws;
     if (::ioctl(from, TIOCGWINSZ, &ws) == 0) ::ioctl(to, TIOCSWINSZ, &ws);
 }
 
-// Raw mode on the host terminal for the life of a -t exec.
+// Raw mode on the host terminal for the life of a -t exec that relays it: keys (^C, ^D,
+// ^Z) go to the command's terminal as bytes, to be acted on there.
 class RawMode {
 public:
     RawMode() {
@@ -55,7 +66,7 @@ private:
 
 // One output stream: captured up to the limit (the rest read and dropped) or streamed.
 struct Stream {
-    int fd;
+    Fd* fd;    // our read end (in Io)
     int sink;  // where streamed output goes
     std::string* keep;
     bool* truncated;
@@ -65,11 +76,17 @@ struct Stream {
 // Reads what is there; returns false at EOF (EIO on a pty master whose slave closed).
 bool pump(Stream& s, const ExecOptions& o) {
     char buf[65536];
-    ssize_t n = ::read(s.fd, buf, sizeof buf);
+    ssize_t n = ::read(s.fd->get(), buf, sizeof buf);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
     if (n <= 0) return false;
     if (!o.capture) {
-        (void)fs::write_all(s.sink, std::string_view(buf, size_t(n)));
+        auto w = fs::write_all(s.sink, std::string_view(buf, size_t(n)));
+        // Whoever read our output has gone (`dsec-run exec ... | head`): closing the
+        // command's stream gives it EPIPE/SIGPIPE in turn, as in a shell pipeline.
+        if (!w && w.error().err == EPIPE) {
+            s.fd->reset();
+            return false;
+        }
         return true;
     }
     size_t room = o.output_limit > s.keep->size() ? o.output_limit - s.keep->size() : 0;
@@ -77,6 +94,138 @@ bool pump(Stream& s, const ExecOptions& o) {
     if (size_t(n) > room) *s.truncated = true;
     return true;
 }
+
+// Our stdin copied into the command's: into its pipe, or into the pty master with -t.
+// Reads only while the buffer has room and writes without blocking, so a command that
+// never reads cannot stall the loop, and one that closes its stdin ends the relay
+// (EPIPE) quietly. At EOF the pipe is closed.
+//
+// A pty has no half-close: EOF is the terminal's EOF character, which ends one read
+// only, and which a line editor (ash, readline) only takes as EOF in raw mode, at an
+// empty line, while typed before it switched to raw mode it reads as a NUL. So once our
+// input has ended and the command has taken all of it, an EOF character is typed, in
+// the mode the terminal is in then, and typed again whenever the command has taken it
+// and is still there: its reads keep ending as they would on a closed pipe.
+class StdinRelay {
+public:
+    StdinRelay(Io& io, bool wanted) : io_(io), tty_(bool(io.master)) {
+        if (!wanted) end_of_input();
+    }
+    /// What to poll for POLLIN: our stdin while more is wanted, else -1.
+    int read_fd() const { return reading_ && target() >= 0 && buffered() < kRelayBuffer ? STDIN_FILENO : -1; }
+    /// What to poll for POLLOUT: the command's stdin while there is something to write.
+    int write_fd() const { return buffered() ? target() : -1; }
+
+    void read_some() {
+        char buf[kRelayBuffer];
+        ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+        // A read error (EIO from a hung-up terminal, EBADF from a closed stdin) ends the
+        // input like EOF does.
+        if (n <= 0) return end_of_input();
+        if (sent_) {
+            pending_.erase(0, sent_);
+            sent_ = 0;
+        }
+        pending_.append(buf, size_t(n));
+        at_line_start_ = buf[n - 1] == '\n' || buf[n - 1] == '\r';
+    }
+
+    void write_some() {
+        ssize_t n = ::write(target(), pending_.data() + sent_, pending_.size() - sent_);
+        if (n < 0) {
+            if (errno == EINTR || errno == EAGAIN) return;
+            // EPIPE: the command closed its stdin; EIO: the pty's other side is gone.
+            return stop();
+        }
+        sent_ += size_t(n);
+        if (buffered()) return;
+        pending_.clear();
+        sent_ = 0;
+        if (!reading_ && !tty_) io_.in_w.reset();  // the command now reads EOF
+    }
+
+    /// With a pty whose input has ended: types the EOF character if the command has
+    /// taken everything. Returns when to look again (none: at the next wake-up).
+    std::optional<Clock::time_point> type_eof(Clock::time_point now) {
+        if (!tty_ || reading_ || stopped_ || !io_.master || buffered()) return std::nullopt;
+        if (now < next_eof_) return next_eof_;
+        if (!probe_ && !typed_) {
+            // The slave side, opened through the master (no path), to see what is unread.
+            probe_.reset(::ioctl(io_.master.get(), TIOCGPTPEER, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC));
+        }
+        if (!probe_ && typed_) return std::nullopt;  // no TIOCGPTPEER (before 4.13): once only
+        next_eof_ = now + kEofRetype;
+        pollfd unread = {probe_.get(), POLLIN, 0};
+        if (probe_ && ::poll(&unread, 1, 0) == 1 && (unread.revents & POLLIN)) return next_eof_;
+        struct termios t;
+        bool canonical = true;
+        char veof = '\x04';
+        if (::tcgetattr(io_.master.get(), &t) == 0) {
+            canonical = t.c_lflag & ICANON;
+            if (t.c_cc[VEOF] != _POSIX_VDISABLE) veof = char(t.c_cc[VEOF]);
+        }
+        // Mid-line the first one only hands over the partial line.
+        if (canonical && !at_line_start_) pending_ += veof;
+        pending_ += veof;
+        at_line_start_ = typed_ = true;
+        return std::nullopt;
+    }
+
+    /// Nothing more goes in (the command has exited or refuses input).
+    void stop() {
+        reading_ = false;
+        stopped_ = true;
+        pending_.clear();
+        sent_ = 0;
+        io_.in_w.reset();
+        probe_.reset();  // else the master would never see the slave side close
+    }
+
+private:
+    static constexpr size_t kRelayBuffer = 65536;
+    // How often the EOF character is typed again while the command keeps reading.
+    static constexpr auto kEofRetype = std::chrono::milliseconds(100);
+
+    int target() const { return tty_ ? io_.master.get() : io_.in_w.get(); }
+    size_t buffered() const { return pending_.size() - sent_; }
+
+    void end_of_input() {
+        reading_ = false;
+        if (!tty_ && !buffered()) io_.in_w.reset();
+    }
+
+    Io& io_;
+    bool tty_;
+    bool reading_ = true, stopped_ = false;
+    bool at_line_start_ = true;
+    bool typed_ = false;  // an EOF character has been typed
+    std::string pending_;
+    size_t sent_ = 0;  // how much of pending_ is written
+    Fd probe_;
+    Clock::time_point next_eof_;
+};
+
+// SIGPIPE held back in this thread, so that EPIPE is handled where it happens whatever
+// the process's disposition; one raised meanwhile is taken off before the mask returns.
+class PipeSignalBlocked {
+public:
+    PipeSignalBlocked() {
+        sigemptyset(&pipe_);
+        sigaddset(&pipe_, SIGPIPE);
+        ::pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+    }
+    ~PipeSignalBlocked() {
+        if (sigismember(&old_, SIGPIPE)) return;
+        struct timespec zero = {};
+        while (::sigtimedwait(&pipe_, nullptr, &zero) == SIGPIPE) {
+        }
+        ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+    }
+
+private:
+    sigset_t pipe_, old_;
+};
 
 void set_status(ExecResult& r, const siginfo_t& info) {
     if (info.si_code == CLD_EXITED) {
@@ -91,14 +240,14 @@ void set_status(ExecResult& r, const siginfo_t& info) {
 Result<Io> Io::make(const ExecOptions& o) {
     Io io;
     if (o.tty) {
-        io.master.reset(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
+        io.master.reset(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK));
         if (!io.master || ::grantpt(io.master.get()) < 0 || ::unlockpt(io.master.get()) < 0)
             return fail(sys_error("posix_openpt"));
         char name[128];
         if (::ptsname_r(io.master.get(), name, sizeof name) != 0) return fail(sys_error("ptsname"));
         io.slave.reset(::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC));
         if (!io.slave) return fail(sys_error("open", name));
-        if (::isatty(STDIN_FILENO)) copy_winsize(STDIN_FILENO, io.master.get());
+        if (int term = our_terminal(); term >= 0) copy_winsize(term, io.master.get());
         io.child_in = io.child_out = io.child_err = io.tty_slave = io.slave.get();
         return io;
     }
@@ -109,20 +258,24 @@ Result<Io> Io::make(const ExecOptions& o) {
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
     io.err_r.reset(p[0]);
     io.err_w.reset(p[1]);
+    if (o.input == Stdin::relay) {
+        if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
+        io.in_r.reset(p[0]);
+        io.in_w.reset(p[1]);
+        // Only our end: the command's read end is a file description of its own.
+        if (::fcntl(io.in_w.get(), F_SETFL, O_NONBLOCK) < 0) return fail(sys_error("fcntl", "O_NONBLOCK"));
+    } else {
+        io.in_r.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+        if (!io.in_r) return fail(sys_error("open", "/dev/null"));
+    }
+    io.child_in = io.in_r.get();
     io.child_out = io.out_w.get();
     io.child_err = io.err_w.get();
-    if (o.input == Stdin::null) {
-        io.in_owned.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-        if (!io.in_owned) return fail(sys_error("open", "/dev/null"));
-        io.child_in = io.in_owned.get();
-    } else {
-        io.child_in = STDIN_FILENO;
-    }
     return io;
 }
 
 void Io::close_child_ends() {
-    in_owned.reset();
+    in_r.reset();
     out_w.reset();
     err_w.reset();
     slave.reset();
@@ -131,21 +284,26 @@ void Io::close_child_ends() {
 Result<ExecResult> supervise(const ns::Joined& child, Io& io, const ExecOptions& o,
                              const std::function<void()>& kill_tree) {
     ExecResult r;
+    PipeSignalBlocked no_sigpipe;
+    bool relay = o.input == Stdin::relay;
+    // Raw mode only when our stdin is the terminal being relayed; a pipe or file on
+    // stdin leaves the terminal (if any) alone.
     std::optional<RawMode> raw;
     struct sigaction old_winch = {};
-    if (o.tty) {
-        raw.emplace();
+    bool follow_winch = o.tty && our_terminal() >= 0;
+    if (o.tty && relay && ::isatty(STDIN_FILENO)) raw.emplace();
+    if (follow_winch) {
         struct sigaction sa = {};
         sa.sa_handler = on_winch;
         ::sigaction(SIGWINCH, &sa, &old_winch);
     }
     std::vector<Stream> streams;
-    if (o.tty) streams.push_back({io.master.get(), STDOUT_FILENO, &r.out, &r.out_truncated});
+    if (o.tty) streams.push_back({&io.master, STDOUT_FILENO, &r.out, &r.out_truncated});
     else {
-        streams.push_back({io.out_r.get(), STDOUT_FILENO, &r.out, &r.out_truncated});
-        streams.push_back({io.err_r.get(), STDERR_FILENO, &r.err, &r.err_truncated});
+        streams.push_back({&io.out_r, STDOUT_FILENO, &r.out, &r.out_truncated});
+        streams.push_back({&io.err_r, STDERR_FILENO, &r.err, &r.err_truncated});
     }
-    bool stdin_open = o.tty;
+    StdinRelay input(io, relay);
     auto start = Clock::now(), last_output = start;
     std::optional<Clock::time_point> exited_at;
     bool killed = false;
@@ -164,47 +322,53 @@ Result<ExecResult> supervise(const ns::Joined& child, Io& io, const ExecOptions&
             if (o.timeout_ms) wake = std::min(wake, start + std::chrono::milliseconds(o.timeout_ms));
             if (o.no_output_timeout_ms) wake = std::min(wake, last_output + std::chrono::milliseconds(o.no_output_timeout_ms));
         }
+        if (!exited_at)
+            if (auto again = input.type_eof(now)) wake = std::min(wake, *again);
         int wait_ms = wake == Clock::time_point::max()
                           ? -1
                           : int(std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count() + 1));
+        // [0] the child, [1..] its output streams, then our stdin and the command's.
         std::vector<pollfd> pfds;
         pfds.push_back({exited_at ? -1 : child.pidfd.get(), POLLIN, 0});
-        for (auto& s : streams) pfds.push_back({s.open ? s.fd : -1, POLLIN, 0});
-        pfds.push_back({stdin_open ? STDIN_FILENO : -1, POLLIN, 0});
+        for (auto& s : streams) pfds.push_back({s.open ? s.fd->get() : -1, POLLIN, 0});
+        size_t in_at = pfds.size();
+        pfds.push_back({input.read_fd(), POLLIN, 0});
+        pfds.push_back({input.write_fd(), POLLOUT, 0});
         int n = ::poll(pfds.data(), pfds.size(), wait_ms);
         if (n < 0 && errno != EINTR) return fail(sys_error("poll"));
         if (cli::interrupted()) kill_once();
-        if (winch.exchange(false) && io.master) copy_winsize(STDIN_FILENO, io.master.get());
-        if (n <= 0) {
-            now = Clock::now();
-            if (!exited_at && !killed &&
-                ((o.timeout_ms && now >= start + std::chrono::milliseconds(o.timeout_ms)) ||
-                 (o.no_output_timeout_ms && now >= last_output + std::chrono::milliseconds(o.no_output_timeout_ms)))) {
-                r.timed_out = true;
-                kill_once();
-            }
-            continue;
-        }
-        for (size_t i = 0; i < streams.size(); i++)
-            if (pfds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) {
+        if (winch.exchange(false) && io.master) copy_winsize(our_terminal(), io.master.get());
+        for (size_t i = 0; n > 0 && i < streams.size(); i++)
+            if (pfds[i + 1].revents) {
                 if (!pump(streams[i], o)) streams[i].open = false;
                 else last_output = Clock::now();
             }
-        if (pfds.back().revents & (POLLIN | POLLHUP | POLLERR)) {
-            char buf[4096];
-            ssize_t got = ::read(STDIN_FILENO, buf, sizeof buf);
-            if (got <= 0) stdin_open = false;
-            else (void)fs::write_all(io.master.get(), std::string_view(buf, size_t(got)));
-        }
-        if (pfds[0].revents & POLLIN) {
+        if (n > 0 && pfds[in_at].revents) input.read_some();
+        if (n > 0 && pfds[in_at + 1].revents) input.write_some();
+        if (n > 0 && (pfds[0].revents & POLLIN)) {
             siginfo_t info = {};
             if (::waitid(P_PID, id_t(child.pid), &info, WEXITED) == 0) {
                 set_status(r, info);
                 exited_at = Clock::now();
+                // What is still unread stays unread: nobody is left to take it (a
+                // background process that kept the pipe sees EOF).
+                input.stop();
             }
         }
+        // Deadlines are checked on every pass: busy output or input never lets poll
+        // time out.
+        now = Clock::now();
+        if (exited_at || killed) continue;
+        bool over_time = o.timeout_ms && now >= start + std::chrono::milliseconds(o.timeout_ms);
+        bool too_quiet = o.no_output_timeout_ms && now >= last_output + std::chrono::milliseconds(o.no_output_timeout_ms);
+        if (over_time || too_quiet) {
+            r.timed_out = true;
+            r.note = over_time ? "timed out after " + format_duration_ms(o.timeout_ms)
+                               : "timed out after " + format_duration_ms(o.no_output_timeout_ms) + " without output";
+            kill_once();
+        }
     }
-    if (o.tty) ::sigaction(SIGWINCH, &old_winch, nullptr);
+    if (follow_winch) ::sigaction(SIGWINCH, &old_winch, nullptr);
     return r;
 }
 

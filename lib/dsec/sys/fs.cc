@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 
@@ -39,7 +40,10 @@ Status sync_dir(const std::string& path) {
 }
 
 Status atomic_write(const std::string& path, std::string_view data, unsigned mode) {
-    std::string tmp = path + ".tmp." + std::to_string(::getpid());
+    // pid and a counter: two threads writing the same path must not share a temp file
+    // (one would truncate what the other has already renamed into place).
+    static std::atomic<unsigned> serial{0};
+    std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(serial++);
     Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
     if (!fd) return fail(sys_error("open", tmp));
     auto cleanup_with = [&](Error e) {
