@@ -36,7 +36,8 @@ expect mnt EPERM setattr_rw /proc/sys
 expect mnt EPERM remount_rw /
 expect_not mnt ok open_write /proc/sys/kernel/hostname
 expect_not mnt ok open_write /proc/sys/kernel/core_pattern
-dsec-run exec mnt -- cat /proc/self/mountinfo | grep -q ' /proc/sys ro,' || fail "/proc/sys is not mounted read-only"
+mountinfo=$(dsec-run exec mnt -- cat /proc/self/mountinfo)
+grep -q ' /proc/sys ro,' <<< "$mountinfo" || fail "/proc/sys is not mounted read-only: $(grep ' /proc/sys ' <<< "$mountinfo")"
 
 # The masks stay: none can be unmounted, the masked files read empty, the masked
 # directories are empty.
@@ -57,7 +58,8 @@ dsec-run exec mnt -- sh -c 'for p; do
 # Devices: no node can be made, on the scratch tmpfs or on the overlay.
 expect mnt EPERM mknod /tmp/mem
 expect mnt EPERM mknod /mem
-dsec-run exec mnt -- ls -la /dev | grep -q '^b' && fail "block devices in /dev"
+devs=$(dsec-run exec mnt -- ls -la /dev)
+! grep '^b' <<< "$devs" || fail "block devices in /dev"
 
 # chroot (SYS_CHROOT is in the list) cannot climb above the sandbox's root ("none"; a
 # refused chroot is as good).

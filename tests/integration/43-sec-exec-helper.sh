@@ -60,7 +60,7 @@ host_unharmed
 dsec-run exec ex -- /probe scan 120 "$HOST_SECRET" "$DSEC_BIN" "$T" > "$T/scan.out" 2>&1 &
 scanner=$!
 for _ in $(seq 1 100); do
-    dsec-run exec ex -- ps 2> /dev/null | grep -q '[p]robe scan' && break
+    [ "$(dsec-run exec ex -- ps 2> /dev/null | grep -c '[p]robe scan')" = 1 ] && break
     sleep 0.05
 done
 for i in $(seq 1 60); do
