@@ -54,6 +54,9 @@ complete -c dsec-run -n "__fish_seen_subcommand_from exec" -l env -r
 complete -c dsec-run -n "__fish_seen_subcommand_from exec" -l workdir -r
 complete -c dsec-run -n "__fish_seen_subcommand_from exec" -l user -r
 complete -c dsec-run -n "__fish_seen_subcommand_from run" -l keep -d 'keep the sandbox'
+complete -c dsec-run -n "__fish_seen_subcommand_from cp" -l max-bytes -r -d 'cap on the file bytes copied'
+complete -c dsec-run -n "__fish_seen_subcommand_from cp" -l max-entries -r -d 'cap on the entries copied'
+complete -c dsec-run -n "__fish_seen_subcommand_from cp" -F
 complete -c dsec-run -n "__fish_seen_subcommand_from ls" -l label -r
 complete -c dsec-run -n "__fish_seen_subcommand_from destroy" -s f -l force -d 'unknown ids are not an error'
 complete -c dsec-run -n "__fish_seen_subcommand_from exec inspect destroy cp" -a "(__dsec_run_ids)"

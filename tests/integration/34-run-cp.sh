@@ -29,6 +29,15 @@ cmp "$T/src/a.txt" "$T/out/a.txt" || fail "cp out content"
 [ -L "$T/out/evil" ] && [ "$(readlink "$T/out/evil")" = /etc/shadow ] || fail "evil link not kept as a link"
 [ "$(stat -c %a "$T/out/a.txt")" = 750 ] || fail "mode not kept"
 [ -L "$T/out/d/up" ] || fail "directory symlink not kept as a link"
+# A host destination that is a symlink (one could have come out of a sandbox) is neither
+# followed nor replaced.
+ln -s "$T/src" "$T/outlink"
+expect_exit 1 dsec-run cp cpy:/work "$T/outlink" > /dev/null
+[ -L "$T/outlink" ] && [ ! -e "$T/src/work" ] || fail "a symlink destination was followed or replaced"
 expect_exit 2 dsec-run cp "$T/src" "$T/elsewhere"
 expect_exit 1 dsec-run cp nosuch:/x "$T/y"
+# A source that is not there is an error, not an empty copy.
+expect_exit 1 dsec-run cp cpy:/no/such "$T/y" > /dev/null
+expect_exit 1 dsec-run cp "$T/no-such" cpy:/tmp > /dev/null
+[ ! -e "$T/y" ] || fail "something was made for a missing source"
 echo ok

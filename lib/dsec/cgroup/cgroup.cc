@@ -100,8 +100,12 @@ Status Cgroup::create(const Limits& limits) {
             // memsw caps memory+swap: without it a sandbox could swap its way past the limit.
             if (fs::exists(*dir + "/memory.memsw.limit_in_bytes"))
                 if (auto r = write_control(*dir + "/memory.memsw.limit_in_bytes", v); !r) return r;
-        } else if (auto r = write_control(*dir + "/memory.max", v); !r) {
-            return r;
+        } else {
+            if (auto r = write_control(*dir + "/memory.max", v); !r) return r;
+            // v2 has no memory+swap knob: swap is capped on its own, at as much again, so
+            // that a sandbox can be swapped out when idle but never swap without bound.
+            if (fs::exists(*dir + "/memory.swap.max"))
+                if (auto r = write_control(*dir + "/memory.swap.max", v); !r) return r;
         }
     }
     if (limits.cpus > 0) {

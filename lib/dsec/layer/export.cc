@@ -2,7 +2,6 @@
 
 #include <archive.h>
 #include <archive_entry.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -15,6 +14,7 @@
 
 #include "dsec/cli/cli.h"
 #include "dsec/sys/fd.h"
+#include "dsec/sys/fs.h"
 
 namespace dsec::layer {
 
@@ -35,24 +35,6 @@ Result<Fd> mount_image(const std::string& image) {
     Fd root(::openat(mnt.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!root) return fail(sys_error("open", image));
     return root;
-}
-
-Result<std::vector<std::string>> sorted_names(int dirfd, const std::string& where) {
-    int fd = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return fail(sys_error("open", where));
-    DIR* d = ::fdopendir(fd);
-    if (!d) {
-        ::close(fd);
-        return fail(sys_error("opendir", where));
-    }
-    std::vector<std::string> names;
-    while (auto* e = ::readdir(d)) {
-        std::string n = e->d_name;
-        if (n != "." && n != "..") names.push_back(std::move(n));
-    }
-    ::closedir(d);
-    std::sort(names.begin(), names.end());
-    return names;
 }
 
 using EntryPtr = std::unique_ptr<struct archive_entry, void (*)(struct archive_entry*)>;
@@ -141,7 +123,7 @@ Status Exporter::one(int dirfd, const std::string& name, const std::string& path
 }
 
 Status Exporter::walk(int dirfd, const std::string& rel) {
-    auto names = sorted_names(dirfd, rel.empty() ? "." : rel);
+    auto names = fs::list_dir_at(dirfd, rel.empty() ? "." : rel);
     if (!names) return fail(names.error());
     for (auto& n : *names) {
         if (cli::interrupted()) return fail(cli::interrupted_error());

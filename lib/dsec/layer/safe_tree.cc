@@ -1,6 +1,5 @@
 #include "dsec/layer/safe_tree.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
@@ -10,20 +9,23 @@
 #include <cerrno>
 #include <vector>
 
+#include "dsec/sys/fs.h"
+
 namespace dsec::layer {
 
 namespace {
 Error hostile(const std::string& why, std::string_view path) {
     return make_error("bad_input", why, std::string(path));
 }
+}  // namespace
 
-long openat2_beneath(int dirfd, const std::string& path, uint64_t flags) {
+long SafeTree::open_below(const std::string& path, uint64_t flags) const {
     struct open_how how = {};
     how.flags = flags;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
-    return ::syscall(SYS_openat2, dirfd, path.c_str(), &how, sizeof how);
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    if (!cross_mounts_) how.resolve |= RESOLVE_NO_XDEV;
+    return ::syscall(SYS_openat2, root_fd_.get(), path.c_str(), &how, sizeof how);
 }
-}  // namespace
 
 Result<std::string> clean_path(std::string_view raw) {
     if (raw.size() > kMaxPath) return fail(hostile("path longer than 4096 bytes", raw.substr(0, 64)));
@@ -57,7 +59,7 @@ std::string_view parent_of(std::string_view path) {
 
 Result<Fd> SafeTree::open_existing(std::string_view dir) const {
     std::string d = dir.empty() ? std::string(".") : std::string(dir);
-    long fd = openat2_beneath(root_fd_.get(), d, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    long fd = open_below(d, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (fd >= 0) return Fd(int(fd));
     if (errno == ENOENT) return Fd();
     if (errno == ELOOP || errno == EXDEV) return fail(hostile("path goes through a symlink", d));
@@ -68,7 +70,11 @@ Result<Fd> SafeTree::open_existing(std::string_view dir) const {
 Result<SafeTree> SafeTree::open(const std::string& root) {
     Fd fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!fd) return fail(sys_error("open", root));
-    return SafeTree(root, std::move(fd));
+    return SafeTree(root, std::move(fd), false);
+}
+
+SafeTree SafeTree::adopt(Fd root_fd, std::string name, bool cross_mounts) {
+    return SafeTree(std::move(name), std::move(root_fd), cross_mounts);
 }
 
 unsigned SafeTree::type_at(int dirfd, const std::string& name) {
@@ -81,7 +87,7 @@ Result<int> SafeTree::dir(std::string_view dir) {
     if (dir.empty()) return root_fd_.get();
     if (cached_fd_ && cached_dir_ == dir) return cached_fd_.get();
     std::string d(dir);
-    long fd = openat2_beneath(root_fd_.get(), d, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    long fd = open_below(d, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ELOOP || errno == EXDEV) return fail(hostile("path goes through a symlink", d));
         if (errno == ENOTDIR) return fail(hostile("a parent in the path is not a directory", d));
@@ -123,21 +129,10 @@ Result<Fd> SafeTree::walk_creating(std::string_view dir) {
 namespace {
 // Empties the directory open as `fd` (not following links, not leaving the tree).
 Status empty_dir(int fd, const std::string& where) {
-    int dup_fd = ::openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dup_fd < 0) return fail(sys_error("open", where));
-    DIR* d = ::fdopendir(dup_fd);
-    if (!d) {
-        ::close(dup_fd);
-        return fail(sys_error("opendir", where));
-    }
-    std::vector<std::pair<std::string, bool>> names;
-    while (auto* e = ::readdir(d)) {
-        std::string n = e->d_name;
-        if (n == "." || n == "..") continue;
-        names.emplace_back(n, SafeTree::type_at(fd, n) == S_IFDIR);
-    }
-    ::closedir(d);
-    for (auto& [n, is_dir] : names) {
+    auto names = fs::list_dir_at(fd, where);
+    if (!names) return fail(names.error());
+    for (auto& n : *names) {
+        bool is_dir = SafeTree::type_at(fd, n) == S_IFDIR;
         if (is_dir) {
             Fd sub(::openat(fd, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
             if (!sub) return fail(sys_error("open", where + "/" + n));
@@ -176,15 +171,9 @@ Status SafeTree::clear_impl(const std::string& dir_path, bool (*keep)(void*, con
     if (!fd) return fail(fd.error());
     Fd d(::openat(*fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!d) return fail(sys_error("open", root_ + "/" + dir_path));
-    DIR* dp = ::fdopendir(::dup(d.get()));
-    if (!dp) return fail(sys_error("opendir", root_ + "/" + dir_path));
-    std::vector<std::string> names;
-    while (auto* e = ::readdir(dp)) {
-        std::string n = e->d_name;
-        if (n != "." && n != "..") names.push_back(n);
-    }
-    ::closedir(dp);
-    for (auto& n : names) {
+    auto names = fs::list_dir_at(d.get(), root_ + "/" + dir_path);
+    if (!names) return fail(names.error());
+    for (auto& n : *names) {
         if (keep(ctx, dir_path.empty() ? n : dir_path + "/" + n)) continue;
         if (auto r = remove(d.get(), n); !r) return fail(r.error());
     }

@@ -31,6 +31,11 @@ public:
     /// Opens the existing directory `root`. Errors: io.
     static Result<SafeTree> open(const std::string& root);
 
+    /// A tree rooted at the directory open as `root_fd` (O_PATH will do), called `name`
+    /// in messages. `cross_mounts`: paths below may pass through mount points (a
+    /// sandbox's /tmp under its /); open() never lets them.
+    static SafeTree adopt(Fd root_fd, std::string name, bool cross_mounts);
+
     const std::string& root() const { return root_; }
     int root_fd() const { return root_fd_.get(); }
 
@@ -58,12 +63,15 @@ public:
     static unsigned type_at(int dirfd, const std::string& name);
 
 private:
-    SafeTree(std::string root, Fd fd) : root_(std::move(root)), root_fd_(std::move(fd)) {}
+    SafeTree(std::string root, Fd fd, bool cross_mounts)
+        : root_(std::move(root)), root_fd_(std::move(fd)), cross_mounts_(cross_mounts) {}
+    long open_below(const std::string& path, uint64_t flags) const;
     Result<Fd> walk_creating(std::string_view dir);
     Status clear_impl(const std::string& dir, bool (*keep)(void*, const std::string&), void* ctx);
 
     std::string root_;
     Fd root_fd_;
+    bool cross_mounts_ = false;
     // The last directory asked for: archives list siblings together, so this saves
     // nearly every lookup. Dropped whenever anything is removed.
     std::string cached_dir_;

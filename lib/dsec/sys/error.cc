@@ -31,6 +31,20 @@ nlohmann::json Error::to_record() const {
     return r;
 }
 
+nlohmann::json Error::to_fields() const {
+    return {{"code", code}, {"errno", err}, {"op", op}, {"path", path}, {"message", message}};
+}
+
+Error Error::from_fields(const nlohmann::json& f) {
+    auto text = [&](const char* key) {
+        return f.is_object() && f.contains(key) && f[key].is_string() ? f[key].get<std::string>() : std::string();
+    };
+    Error e{text("code"), 0, text("op"), text("path"), text("message")};
+    if (f.is_object() && f.contains("errno") && f["errno"].is_number_integer()) e.err = f["errno"].get<int>();
+    if (e.code.empty()) e.code = "io";
+    return e;
+}
+
 static std::string code_for_errno(int err) {
     switch (err) {
         case ENOENT: return "not_found";

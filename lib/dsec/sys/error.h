@@ -26,6 +26,11 @@ struct Error {
     std::string describe() const;
     /// The `{"type":"error","v":1,...}` record.
     nlohmann::json to_record() const;
+    /// Every field as is ({code, errno, op, path, message}), to hand an Error from one
+    /// process to another; from_fields() reads it back (a field missing or of the wrong
+    /// type is left empty; no code at all gives "io").
+    nlohmann::json to_fields() const;
+    static Error from_fields(const nlohmann::json& fields);
 };
 
 template <typename T>

@@ -160,6 +160,28 @@ Result<std::vector<std::string>> list_dir(const std::string& path) {
     return names;
 }
 
+Result<std::vector<std::string>> list_dir_at(int dirfd, const std::string& where) {
+    // A fresh open of ".": readdir then owns its own fd and offset, not the caller's.
+    int fd = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return fail(sys_error("open", where));
+    DIR* dir = ::fdopendir(fd);
+    if (!dir) {
+        ::close(fd);
+        return fail(sys_error("opendir", where));
+    }
+    std::vector<std::string> names;
+    errno = 0;
+    while (struct dirent* ent = ::readdir(dir)) {
+        std::string name = ent->d_name;
+        if (name != "." && name != "..") names.push_back(std::move(name));
+    }
+    int err = errno;
+    ::closedir(dir);
+    if (err) return fail(errno_error(err, "readdir", where));
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
 bool exists(const std::string& path) {
     struct stat st;
     return ::lstat(path.c_str(), &st) == 0;

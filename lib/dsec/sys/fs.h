@@ -32,6 +32,10 @@ Status remove_tree(const std::string& path);
 /// Names in a directory (no "." or ".."), sorted. A missing directory gives an empty list.
 Result<std::vector<std::string>> list_dir(const std::string& path);
 
+/// Names in the directory open as `dirfd` (any fd of it, O_PATH included; no "." or
+/// ".."), sorted. `where` names it in errors. Errors: io.
+Result<std::vector<std::string>> list_dir_at(int dirfd, const std::string& where);
+
 /// True when `path` exists (lstat succeeds).
 bool exists(const std::string& path);
 
