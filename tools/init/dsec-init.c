@@ -238,6 +238,13 @@ static void set_up(char **argv) {
     if (syscall(SYS_pivot_root, ".", ".") < 0) die("pivot_root", "/");
     if (umount2(".", MNT_DETACH) < 0) die("umount2", "old root");
     if (chdir("/") < 0) die("chdir", "/");
+    /* Our stdio was the host's /dev/null: now the sandbox's own, so /proc/1/fd holds
+     * nothing that was opened outside. */
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null < 0) die("open", "/dev/null");
+    for (int fd = 0; fd < 3; fd++)
+        if (dup2(null, fd) < 0) die("dup2", "/dev/null");
+    close(null);
 }
 
 /* The record dsec-run wrote before starting us (static: too big for the stack's taste). */

@@ -28,7 +28,10 @@ json security_record(const Security& s) {
 Result<Security> security_from_state(const json& state) {
     Security s;
     const json& j = state.contains("security") ? state["security"] : json();
-    if (!j.is_object()) return fail(make_error("bad_input", "sandbox state has no \"security\" object"));
+    if (!j.is_object())
+        return fail(make_error("bad_input", "sandbox \"" + state.value("id", "") +
+                                                "\" was made by an older dsec, without a user namespace: destroy it "
+                                                "and create it again"));
     s.userns = j.value("userns", "private") != "host";
     std::vector<std::string> names;
     if (j.contains("caps") && j["caps"].is_array())
