@@ -92,7 +92,7 @@ TEST_CASE("overlays: more than 500 lowers is too_many_layers, suggesting a squas
 }
 
 TEST_CASE("rootfs: too many layers fails before anything is mounted") {
-    cli::Paths paths{"/nonexistent/root", "/nonexistent/run", ""};
+    Paths paths{"/nonexistent/root", "/nonexistent/run", ""};
     std::vector<layer::Layer> layers(mount::kMaxLowers + 1);
     auto r = mount::make_rootfs(paths, layers, "", false);
     REQUIRE(!r);
@@ -101,7 +101,7 @@ TEST_CASE("rootfs: too many layers fails before anything is mounted") {
 }
 
 TEST_CASE("layer mount paths are named by the digest's hex") {
-    cli::Paths paths{"/var/lib/dsec", "/run/dsec", ""};
+    Paths paths{"/var/lib/dsec", "/run/dsec", ""};
     std::string hex(64, 'c');
     CHECK(mount::layer_mountpoint(paths, "sha256:" + hex) == "/run/dsec/layers/" + hex);
     CHECK(mount::layer_mountpoint(paths, hex) == "/run/dsec/layers/" + hex);

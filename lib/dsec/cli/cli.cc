@@ -13,10 +13,9 @@
 namespace dsec::cli {
 
 namespace {
-std::atomic<bool> got_signal{false};
 std::string program = "dsec";
 
-void on_signal(int) { got_signal = true; }
+void on_signal(int) { set_interrupted(); }
 
 void install_signal_handlers() {
     struct sigaction sa = {};
@@ -45,9 +44,7 @@ std::string env_or(const char* name, const char* fallback) {
 }
 }  // namespace
 
-bool interrupted() { return got_signal.load(); }
 
-Error interrupted_error() { return make_error("interrupted", "interrupted by signal"); }
 
 void add_path_options(CLI::App& app, Paths& paths) {
     paths.root = env_or("DSEC_ROOT", "/var/lib/dsec");

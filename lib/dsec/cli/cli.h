@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "dsec/sys/error.h"
+#include "dsec/sys/paths.h"
 
 namespace dsec::cli {
 
@@ -17,15 +18,10 @@ constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitInterrupted = 130;
 
-/// Where dsec keeps its state: `--root`/DSEC_ROOT (layers, uppers) and
-/// `--run`/DSEC_RUN (mountpoints, sandbox state, locks). `--store`/DSEC_STORE puts the
-/// layer store elsewhere (a shared or read-only filesystem); empty means <root>/layers.
-struct Paths {
-    std::string root;
-    std::string run;
-    std::string store;
-    std::string layers() const { return store.empty() ? root + "/layers" : store; }
-};
+/// Where dsec keeps its state (dsec/sys/paths.h: the library's, not the CLI's).
+using Paths = dsec::Paths;
+using dsec::interrupted;
+using dsec::interrupted_error;
 
 /// Adds --root, --run and --store to `app`, filled from the environment or the defaults.
 void add_path_options(CLI::App& app, Paths& paths);
@@ -43,12 +39,6 @@ void report(const Error& e);
 /// From now on standard output carries a data stream (a tar), not records: an error is
 /// reported on stderr only, so that it never lands in the middle of the stream.
 void stdout_carries_data();
-
-/// True once SIGINT or SIGTERM arrived; long loops check it and stop.
-bool interrupted();
-
-/// The error to return when interrupted() is seen.
-Error interrupted_error();
 
 /// A progress bar on stderr, drawn only when stderr is a tty.
 class Progress {

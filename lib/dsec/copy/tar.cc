@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <vector>
 
-#include "dsec/cli/cli.h"
+#include "dsec/sys/paths.h"
 
 namespace dsec::copy {
 
@@ -91,7 +91,7 @@ Status read_tar(int fd, const std::string& name, Guard& guard) {
         return fail(read_failure(a.get(), in, name));
     std::vector<char> buf(kBlock);
     for (;;) {
-        if (cli::interrupted()) return fail(cli::interrupted_error());
+        if (interrupted()) return fail(interrupted_error());
         struct archive_entry* ae;
         int r = archive_read_next_header(a.get(), &ae);
         if (r == ARCHIVE_EOF) return {};

@@ -10,7 +10,7 @@
 #include <map>
 #include <vector>
 
-#include "dsec/cli/cli.h"
+#include "dsec/sys/paths.h"
 #include "dsec/sys/fs.h"
 
 namespace dsec::copy {
@@ -58,7 +58,7 @@ private:
 };
 
 Status Walker::one(int dirfd, const std::string& name, const std::string& path) {
-    if (cli::interrupted()) return fail(cli::interrupted_error());
+    if (interrupted()) return fail(interrupted_error());
     struct stat st;
     if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0) {
         if (const char* why = moved()) return g_.skip(path, why);
@@ -122,7 +122,7 @@ Status Walker::file(int dirfd, const std::string& name, const std::string& path)
 // for what it lost since fstat.
 Status Walker::contents(int fd, uint64_t size, const std::string& path) {
     for (uint64_t left = size; left > 0;) {
-        if (cli::interrupted()) return fail(cli::interrupted_error());
+        if (interrupted()) return fail(interrupted_error());
         size_t want = size_t(std::min<uint64_t>(left, buf_.size()));
         ssize_t n = ::read(fd, buf_.data(), want);
         if (n < 0 && errno == EINTR) continue;

@@ -12,7 +12,7 @@
 #include <memory>
 #include <vector>
 
-#include "dsec/cli/cli.h"
+#include "dsec/sys/paths.h"
 #include "dsec/sys/fd.h"
 #include "dsec/sys/fs.h"
 
@@ -126,7 +126,7 @@ Status Exporter::walk(int dirfd, const std::string& rel) {
     auto names = fs::list_dir_at(dirfd, rel.empty() ? "." : rel);
     if (!names) return fail(names.error());
     for (auto& n : *names) {
-        if (cli::interrupted()) return fail(cli::interrupted_error());
+        if (interrupted()) return fail(interrupted_error());
         std::string path = rel.empty() ? n : rel + "/" + n;
         struct stat st;
         if (::fstatat(dirfd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0) return fail(sys_error("stat", path));

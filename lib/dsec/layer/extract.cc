@@ -12,7 +12,7 @@
 #include <cstring>
 #include <memory>
 
-#include "dsec/cli/cli.h"
+#include "dsec/sys/paths.h"
 
 namespace dsec::layer {
 
@@ -118,7 +118,7 @@ Status Extractor::run() {
     if (archive_read_open(a_.get(), &reader_, nullptr, read_cb, nullptr) != ARCHIVE_OK)
         return fail(archive_failure("cannot read the archive"));
     for (;;) {
-        if (cli::interrupted()) return fail(cli::interrupted_error());
+        if (interrupted()) return fail(interrupted_error());
         struct archive_entry* e;
         int r = archive_read_next_header(a_.get(), &e);
         if (r == ARCHIVE_EOF) break;

@@ -46,17 +46,17 @@ std::string canonical(const std::string& path) {
 
 }  // namespace
 
-std::string layers_dir(const cli::Paths& paths) { return paths.run + "/layers"; }
+std::string layers_dir(const Paths& paths) { return paths.run + "/layers"; }
 
-std::string layer_mountpoint(const cli::Paths& paths, const std::string& digest) {
+std::string layer_mountpoint(const Paths& paths, const std::string& digest) {
     return layers_dir(paths) + "/" + hex_of(digest);
 }
 
-std::string layer_lock_path(const cli::Paths& paths, const std::string& digest) {
+std::string layer_lock_path(const Paths& paths, const std::string& digest) {
     return paths.run + "/locks/layer-" + hex_of(digest) + ".lock";
 }
 
-bool in_layers_dir(const cli::Paths& paths, const std::string& path) {
+bool in_layers_dir(const Paths& paths, const std::string& path) {
     return canonical(path).rfind(canonical(layers_dir(paths)) + "/", 0) == 0;
 }
 
@@ -64,7 +64,7 @@ bool is_layer_mount(const std::string& path) {
     return is_mount_root(path) && fs_magic(path) == long(EROFS_SUPER_MAGIC_V1);
 }
 
-Status prepare_layers_dir(const cli::Paths& paths) {
+Status prepare_layers_dir(const Paths& paths) {
     std::string dir = layers_dir(paths);
     for (auto& d : {dir, paths.run + "/locks"})
         if (auto r = fs::mkdir_p(d, 0755); !r) return r;
@@ -108,7 +108,7 @@ static Result<Fd> open_image(const layer::Store& store, const layer::Layer& laye
     return fd;
 }
 
-Result<std::string> mount_layer(const cli::Paths& paths, const layer::Store& store, const layer::Layer& layer,
+Result<std::string> mount_layer(const Paths& paths, const layer::Store& store, const layer::Layer& layer,
                                 bool verify) {
     std::string mp = layer_mountpoint(paths, layer.digest);
     if (!is_hex64(layer.hex())) return fail(make_error("bad_input", "invalid digest \"" + layer.digest + "\""));
@@ -132,7 +132,7 @@ Result<std::string> mount_layer(const cli::Paths& paths, const layer::Store& sto
     return mp;
 }
 
-Result<std::vector<MountedLayer>> mounted_layers(const cli::Paths& paths) {
+Result<std::vector<MountedLayer>> mounted_layers(const Paths& paths) {
     auto table = fs::read_file("/proc/self/mountinfo");
     if (!table) return fail(table.error());
     std::string prefix = canonical(layers_dir(paths)) + "/";
@@ -164,7 +164,7 @@ Result<std::vector<MountedLayer>> mounted_layers(const cli::Paths& paths) {
     return out;
 }
 
-Status unmount_layer(const cli::Paths& paths, const std::string& digest) {
+Status unmount_layer(const Paths& paths, const std::string& digest) {
     std::string mp = layer_mountpoint(paths, digest);
     if (!fs::exists(mp)) return {};
     auto held = fs::lock(layer_lock_path(paths, digest));

@@ -39,9 +39,9 @@ Status check_id(const std::string& id) {
     return {};
 }
 
-std::string sandbox_dir(const cli::Paths& paths, const std::string& id) { return paths.root + "/sandboxes/" + id; }
+std::string sandbox_dir(const Paths& paths, const std::string& id) { return paths.root + "/sandboxes/" + id; }
 
-Result<std::string> ensure_mounted(const cli::Paths& paths, const layer::Store& store, const layer::Layer& layer,
+Result<std::string> ensure_mounted(const Paths& paths, const layer::Store& store, const layer::Layer& layer,
                                    bool verify) {
     auto mp = mount_layer(paths, store, layer, verify);
     if (!mp) return fail(std::move(mp.error()).context("layer " + (layer.name.empty() ? layer.digest : layer.name)));
@@ -54,7 +54,7 @@ static Status make_dir(const std::string& path, unsigned mode) {
     return {};
 }
 
-Result<Rootfs> mount_stack(const cli::Paths& paths, const std::vector<layer::Layer>& base_first, bool verify) {
+Result<Rootfs> mount_stack(const Paths& paths, const std::vector<layer::Layer>& base_first, bool verify) {
     if (base_first.empty()) return fail(make_error("bad_input", "a rootfs needs at least one layer"));
     if (base_first.size() > kMaxLowers)
         return fail(too_many_layers_error(base_first.size()));
@@ -71,7 +71,7 @@ Result<Rootfs> mount_stack(const cli::Paths& paths, const std::vector<layer::Lay
     return rootfs;
 }
 
-Result<Rootfs> make_rootfs(const cli::Paths& paths, const std::vector<layer::Layer>& base_first, std::string id,
+Result<Rootfs> make_rootfs(const Paths& paths, const std::vector<layer::Layer>& base_first, std::string id,
                            bool verify) {
     if (id.empty()) id = new_id();
     if (auto r = check_id(id); !r) return fail(r.error());

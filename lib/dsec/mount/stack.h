@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "dsec/cli/cli.h"
+#include "dsec/sys/paths.h"
 #include "dsec/layer/store.h"
 #include "dsec/mount/rootfs.h"
 #include "dsec/sys/error.h"
@@ -18,18 +18,18 @@ namespace dsec::mount {
 /// (16 hex chars). `verify`: check each layer's digest before its first mount.
 /// Errors: bad_input (no layers, bad id), too_many_layers (more than kMaxLowers), and
 /// those of ensure_mounted.
-Result<Rootfs> make_rootfs(const cli::Paths& paths, const std::vector<layer::Layer>& base_first,
+Result<Rootfs> make_rootfs(const Paths& paths, const std::vector<layer::Layer>& base_first,
                            std::string id, bool verify);
 
 /// The part of make_rootfs without a sandbox: mounts each layer and fills layers,
 /// lowerdirs and config, leaving id, upper and work empty (for read-only views).
 /// Errors: as make_rootfs.
-Result<Rootfs> mount_stack(const cli::Paths& paths, const std::vector<layer::Layer>& base_first, bool verify);
+Result<Rootfs> mount_stack(const Paths& paths, const std::vector<layer::Layer>& base_first, bool verify);
 
 /// Mounts one layer at <run>/layers/<hex> if it is not mounted yet; returns the path.
 /// Errors: not_found (image missing), corrupt (size or, with `verify`, digest does not
 /// match), mount_failed (the kernel refused the image, with its message).
-Result<std::string> ensure_mounted(const cli::Paths& paths, const layer::Store& store,
+Result<std::string> ensure_mounted(const Paths& paths, const layer::Store& store,
                                    const layer::Layer& layer, bool verify);
 
 /// A fresh sandbox id: 16 random hex digits.
@@ -40,6 +40,6 @@ std::string new_id();
 Status check_id(const std::string& id);
 
 /// <root>/sandboxes/<id>: a sandbox's upper and work directories live below it.
-std::string sandbox_dir(const cli::Paths& paths, const std::string& id);
+std::string sandbox_dir(const Paths& paths, const std::string& id);
 
 }  // namespace dsec::mount

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "dsec/cli/cli.h"
+#include "dsec/sys/paths.h"
 #include "dsec/sandbox/limits.h"
 #include "dsec/sys/fs.h"
 
@@ -336,7 +336,7 @@ Result<ExecResult> supervise(const ns::Joined& child, Io& io, const ExecOptions&
         pfds.push_back({input.write_fd(), POLLOUT, 0});
         int n = ::poll(pfds.data(), pfds.size(), wait_ms);
         if (n < 0 && errno != EINTR) return fail(sys_error("poll"));
-        if (cli::interrupted()) kill_once();
+        if (interrupted()) kill_once();
         if (winch.exchange(false) && io.master) copy_winsize(our_terminal(), io.master.get());
         for (size_t i = 0; n > 0 && i < streams.size(); i++)
             if (pfds[i + 1].revents) {

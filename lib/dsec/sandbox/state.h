@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dsec/cli/cli.h"
+#include "dsec/sys/paths.h"
 #include "dsec/sys/error.h"
 #include "dsec/sys/fs.h"
 
@@ -24,7 +24,7 @@ using nlohmann::json;
 struct Paths {
     std::string root;
     std::string run;
-    explicit Paths(const cli::Paths& p) : root(p.root), run(p.run) {}
+    explicit Paths(const dsec::Paths& p) : root(p.root), run(p.run) {}
     std::string sandboxes() const { return run + "/sandboxes"; }
     std::string state_dir(const std::string& id) const { return sandboxes() + "/" + id; }
     std::string state_file(const std::string& id) const { return state_dir(id) + "/state.json"; }
