@@ -91,59 +91,6 @@ Status mkdir_p(const std::string& path, unsigned mode) {
     return {};
 }
 
-// Removes everything inside the directory open at `dirfd`, staying on device `dev`.
-static Status remove_children(int dirfd, dev_t dev, const std::string& path) {
-    int dup = ::fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
-    if (dup < 0) return fail(sys_error("dup", path));
-    DIR* dir = ::fdopendir(dup);
-    if (!dir) {
-        ::close(dup);
-        return fail(sys_error("opendir", path));
-    }
-    Status result;
-    while (struct dirent* ent = ::readdir(dir)) {
-        std::string name = ent->d_name;
-        if (name == "." || name == "..") continue;
-        struct stat st;
-        if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0) continue;
-        if (S_ISDIR(st.st_mode)) {
-            if (st.st_dev != dev) {
-                result = fail(errno_error(EBUSY, "remove", path + "/" + name));
-                continue;
-            }
-            Fd child(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-            if (!child) continue;
-            // A directory without write permission (e.g. from an archive) still must go.
-            ::fchmod(child.get(), 0700);
-            if (auto r = remove_children(child.get(), dev, path + "/" + name); !r && result) result = r;
-            if (::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) < 0 && result)
-                result = fail(sys_error("rmdir", path + "/" + name));
-        } else if (::unlinkat(dirfd, name.c_str(), 0) < 0 && errno != ENOENT && result) {
-            result = fail(sys_error("unlink", path + "/" + name));
-        }
-    }
-    ::closedir(dir);
-    return result;
-}
-
-Status remove_tree(const std::string& path) {
-    struct stat st;
-    if (::lstat(path.c_str(), &st) < 0) {
-        if (errno == ENOENT) return {};
-        return fail(sys_error("lstat", path));
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        if (::unlink(path.c_str()) < 0 && errno != ENOENT) return fail(sys_error("unlink", path));
-        return {};
-    }
-    Fd dir(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!dir) return fail(sys_error("open", path));
-    ::fchmod(dir.get(), 0700);
-    if (auto r = remove_children(dir.get(), st.st_dev, path); !r) return r;
-    if (::rmdir(path.c_str()) < 0 && errno != ENOENT) return fail(sys_error("rmdir", path));
-    return {};
-}
-
 Result<std::vector<std::string>> list_dir(const std::string& path) {
     std::vector<std::string> names;
     DIR* dir = ::opendir(path.c_str());

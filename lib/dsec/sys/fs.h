@@ -26,7 +26,12 @@ Status write_all(int fd, std::string_view data, const std::string& what = {});
 Status mkdir_p(const std::string& path, unsigned mode = 0755);
 
 /// Removes `path` and everything below it without following symlinks and without
-/// crossing into other mounts. A missing path is not an error.
+/// crossing into other mounts (a mount point inside is an error with EBUSY, and what is
+/// mounted there stays). Any depth, with a bounded number of descriptors and no
+/// recursion; immutable and append-only flags in the tree are cleared (as root), and
+/// directories without owner rwx are chmod'ed. Entries vanishing meanwhile are fine, and
+/// so is a missing path. Errors carry op, path and errno of the first failure; the walk
+/// goes on past it and removes what it can.
 Status remove_tree(const std::string& path);
 
 /// Names in a directory (no "." or ".."), sorted. A missing directory gives an empty list.
