@@ -86,11 +86,11 @@ Result<json> build(const Paths& paths, const mount::Rootfs& rootfs, const Create
         auto claimed = ns::claim_ids(paths.run, *pool, id, sandbox_exists);
         if (!claimed) return fail(claimed.error());
         ids = *claimed;
-        // Recorded at once, so that destroy releases it whatever fails next.
+        // Saved with the rest below; if create dies before that, the slot names a sandbox
+        // whose state directory destroy removes, and the next claim takes it over.
         state["security"]["host_uid"] = ids.host_first;
         state["security"]["ids"] = ns::kIdsPerSandbox;
         state["security"]["slot"] = ids.slot;
-        if (auto r = save(paths, state); !r) return fail(r.error());
     }
     if (auto r = install_seccomp(paths, id, sec.seccomp); !r) return fail(r.error());
     // The init keeps no capability at all once its mounts are made.
