@@ -160,6 +160,51 @@ std::vector<int> Cgroup::pids() const {
     return {};
 }
 
+namespace {
+// Which freezer a group uses: the unified tree's cgroup.freeze (any cgroup2 group has it,
+// controllers or not), else the v1 freezer hierarchy.
+struct Freezer {
+    std::string file;  // cgroup.freeze or freezer.state
+    bool v2 = false;
+};
+
+Result<Freezer> freezer_of(const std::string& unified, const std::string& v1_dir) {
+    if (!unified.empty() && fs::exists(unified + "/cgroup.freeze")) return Freezer{unified + "/cgroup.freeze", true};
+    if (!v1_dir.empty() && fs::exists(v1_dir + "/freezer.state")) return Freezer{v1_dir + "/freezer.state", false};
+    return fail(make_error("unsupported", "no cgroup freezer for this sandbox", unified.empty() ? v1_dir : unified));
+}
+}  // namespace
+
+Status Cgroup::freeze() const {
+    auto f = freezer_of(unified_, layout_.on_v1("freezer") ? dir_for("freezer") : "");
+    if (!f) return fail(f.error());
+    if (auto r = write_control(f->file, f->v2 ? "1" : "FROZEN"); !r) return r;
+    for (int round = 0; round < kRounds; round++) {
+        if (f->v2) {
+            if (read_key(unified_ + "/cgroup.events", "frozen") == 1) return {};
+        } else {
+            auto state = fs::read_file(f->file);
+            if (state && state->rfind("FROZEN", 0) == 0) return {};
+        }
+        backoff(round);
+    }
+    return fail(make_error("busy", "the sandbox's processes did not freeze", f->file));
+}
+
+Status Cgroup::thaw() const {
+    auto f = freezer_of(unified_, layout_.on_v1("freezer") ? dir_for("freezer") : "");
+    if (!f) return fail(f.error());
+    return write_control(f->file, f->v2 ? "0" : "THAWED");
+}
+
+bool Cgroup::frozen() const {
+    auto f = freezer_of(unified_, layout_.on_v1("freezer") ? dir_for("freezer") : "");
+    if (!f) return false;
+    auto state = fs::read_file(f->file);
+    if (!state) return false;
+    return f->v2 ? state->rfind("1", 0) == 0 : state->rfind("THAWED", 0) != 0;
+}
+
 Status Cgroup::kill_all() const {
     bool have_kill = !unified_.empty() && fs::exists(unified_ + "/cgroup.kill");
     std::string freezer = layout_.on_v1("freezer") ? dir_for("freezer") : "";

@@ -47,6 +47,15 @@ public:
     /// Pids in the cgroup (from the first hierarchy that exists).
     std::vector<int> pids() const;
 
+    /// Stops every process inside and waits until the kernel reports the group frozen:
+    /// cgroup.freeze on the unified tree where it has one, else the v1 freezer.
+    /// Errors: unsupported (no freezer), busy (not frozen within seconds), io.
+    Status freeze() const;
+    /// Lets the processes run again. Thawing a group that is not frozen is fine.
+    Status thaw() const;
+    /// True when the group is frozen (or being frozen).
+    bool frozen() const;
+
     /// Kills every process inside and waits until none is left: cgroup.kill where the
     /// unified tree has it, else freeze, SIGKILL each pid, thaw, until empty.
     /// Errors: busy when processes survive for seconds.
