@@ -34,7 +34,8 @@ constexpr size_t kFdsPerMessage = 250;
 // What the child works with: everything prepared before clone3, so it never allocates.
 struct Child {
     const InitSpec* spec;
-    int status, confinement, sock, devnull, exe;
+    int status, confinement, sock, devnull;
+    const char* exe_path;
     int* received;  // room for 1 + lowers descriptors
     size_t count;
     char* const* argv;
@@ -80,7 +81,14 @@ void receive_mounts(const Child& c) {
         if (::write(fd, "0", 1) < 0) child_fail(c, "join cgroup");
     // Held here until the host has mapped our ids and made our mounts.
     receive_mounts(c);
-    // Still host root for this: the directories above are closed to root of the sandbox.
+    // Still host root for these: the directories above are closed to root of the sandbox.
+    // dsec-init is opened here, in our own copy of the mounts: its mount goes with the
+    // host's tree at the pivot, and its path with it.
+    int low_exe = ::open(c.exe_path, O_PATH | O_CLOEXEC);
+    if (low_exe < 0) child_fail(c, "open", "dsec-init");
+    int exe = ::fcntl(low_exe, F_DUPFD_CLOEXEC, kHighFd);
+    if (exe < 0) child_fail(c, "fcntl", "F_DUPFD_CLOEXEC");
+    ::close(low_exe);
     if (::chdir(spec.root_dir.c_str()) < 0) child_fail(c, "chdir", "sandbox root");
     if (spec.userns) {
         // Become root of the new namespace (host id host_uid), not host root seen from it.
@@ -110,7 +118,7 @@ void receive_mounts(const Child& c) {
     // Everything else goes at execve (the executable's own descriptor is still needed).
     ::syscall(SYS_close_range, unsigned(kInitUpperFd + c.count), ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
     char* envp[] = {nullptr};
-    ::syscall(SYS_execveat, c.exe, "", c.argv, envp, AT_EMPTY_PATH);
+    ::syscall(SYS_execveat, exe, "", c.argv, envp, AT_EMPTY_PATH);
     child_fail(c, "execve", "dsec-init");
 }
 
@@ -211,8 +219,8 @@ Result<Started> start_init(const InitSpec& spec) {
     Fd devnull(::open("/dev/null", O_RDWR | O_CLOEXEC));
     if (!devnull) return fail(sys_error("open", "/dev/null"));
     Fd h_status = high(status_w.get()), h_conf = high(conf_r.get()), h_sock = high(child_sock.get()),
-       h_null = high(devnull.get()), h_exe = high(spec.exe_fd);
-    if (!h_status || !h_conf || !h_sock || !h_null || !h_exe) return fail(sys_error("fcntl", "F_DUPFD_CLOEXEC"));
+       h_null = high(devnull.get());
+    if (!h_status || !h_conf || !h_sock || !h_null) return fail(sys_error("fcntl", "F_DUPFD_CLOEXEC"));
     status_w.reset();
 
     // Everything the child touches is prepared here: it may not allocate.
@@ -221,9 +229,9 @@ Result<Started> start_init(const InitSpec& spec) {
     argv.push_back(nullptr);
     std::vector<int> received(1 + spec.lowers.size());
     std::vector<int> keep = spec.join_fds;
-    keep.insert(keep.end(), {h_status.get(), h_conf.get(), h_sock.get(), h_null.get(), h_exe.get()});
+    keep.insert(keep.end(), {h_status.get(), h_conf.get(), h_sock.get(), h_null.get()});
     std::sort(keep.begin(), keep.end());
-    Child child{&spec,           h_status.get(),   h_conf.get(), h_sock.get(), h_null.get(), h_exe.get(),
+    Child child{&spec,           h_status.get(),   h_conf.get(), h_sock.get(), h_null.get(), spec.exe_path.c_str(),
                 received.data(), received.size(), argv.data(),  keep.data(),  keep.size()};
 
     int pidfd = -1;

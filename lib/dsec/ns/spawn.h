@@ -20,7 +20,7 @@ int sandbox_namespaces();
 enum InitFd { kInitStatusFd = 3, kInitConfinementFd = 4, kInitUpperFd = 5, kInitFirstLowerFd = 6 };
 
 struct InitSpec {
-    int exe_fd = -1;                  // dsec-init, opened O_PATH (executed with execveat)
+    std::string exe_path;             // dsec-init, opened by the child in its own mount namespace
     std::vector<std::string> argv;    // argv[0] included; never a host path
     std::string root_dir;             // an empty host directory: the init's cwd at start
     std::vector<std::string> lowers;  // mounted layers, top first

@@ -106,13 +106,13 @@ Result<json> build(const Paths& paths, const mount::Rootfs& rootfs, const Create
     std::string root = paths.root_mount(id);
     // Searchable by root of the sandbox, which starts in it; empty, and above it all is closed.
     if (::mkdir(root.c_str(), 0755) < 0 && errno != EEXIST) return fail(sys_error("mkdir", root));
-    auto exe = open_init(o.init_program);
+    auto exe = stage_init(paths.run, o.init_program);
     if (!exe) return fail(exe.error());
 
     auto fds = open_cgroup_fds(cg);
     if (!fds) return fail(fds.error());
     ns::InitSpec spec;
-    spec.exe_fd = exe->get();
+    spec.exe_path = *exe;
     spec.argv = {"dsec-init", o.hostname.empty() ? id.substr(0, 63) : o.hostname,
                  std::to_string(rootfs.lowerdirs.size()), std::to_string(o.tmp_size), sec.userns ? "1" : "0"};
     spec.root_dir = root;

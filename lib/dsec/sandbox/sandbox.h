@@ -58,9 +58,11 @@ Result<json> destroy(const Paths& paths, const std::string& id, Missing missing)
 /// Errors: not_found naming where it looked.
 Result<std::string> find_init();
 
-/// dsec-init as a sandbox executes it (O_PATH), through a detached bind of its directory:
-/// seen from inside, the init's executable is "/dsec-init", not a host path.
-/// Errors: the failing open_tree/open.
-Result<Fd> open_init(const std::string& program);
+/// The copy of dsec-init that sandboxes execute: `<run>/init/dsec-init`, on a small tmpfs
+/// of its own mounted there once per run directory (renewed when `program` changes). The
+/// init opens it inside its own mount namespace, so that once it has pivoted its
+/// executable is "/dsec-init", not a host path. Costs two stat calls once staged.
+/// Errors: the failing stat/mount/copy.
+Result<std::string> stage_init(const std::string& run_dir, const std::string& program);
 
 }  // namespace dsec::sandbox

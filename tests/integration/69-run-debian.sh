@@ -29,14 +29,7 @@ modules=(test_subprocess test_signal test_pty test_threading test_mmap test_sele
 regrtest=(python3 -m test -j1 --timeout 300 --junit-xml /tmp/regrtest.xml -i '*VSOCK*' "${modules[@]}")
 # Tests that pass in the chroot and fail in the sandbox for a reason of the sandbox's that
 # is reported and not yet fixed. Each must still fail, so that a fix shortens the list.
-known_findings=(
-    # seccomp: the default profile's "socket with type SOCK_RAW" rule (default-seccomp.json)
-    # also refuses socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE) with EPERM, the socket
-    # glibc's if_nameindex() and getifaddrs() (and iproute2, Go's net.Interfaces) open.
-    test.test_socket.GeneralModuleTests.testInterfaceNameIndex
-    test.test_socket.GeneralModuleTests.test_getaddrinfo_ipv6_scopeid_symbolic
-    test.test_socket.GeneralModuleTests.test_getnameinfo_ipv6_scopeid_symbolic
-)
+known_findings=()
 
 # 1. The base: cached, or made now (the mirror must answer), then imported as a layer.
 start=$(now_ms)
