@@ -6,4 +6,5 @@ build=${DSEC_BUILD_DIR:-$src/build}
 "$src/scripts/install-deps.sh"
 "$src/scripts/build.sh"
 cd "$build"
-ctest --output-on-failure --timeout 300 "$@"
+# Two at a time: the Debian test mostly waits; benchmarks run alone (RUN_SERIAL).
+ctest --output-on-failure --timeout 300 -j 2 "$@"

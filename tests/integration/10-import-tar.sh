@@ -27,11 +27,20 @@ for z in gzip xz zstd bzip2; do
 done
 got=$(zstd -c "$T/a.tar" | dsec-layer import - --name from-stdin | jq -r '.digest + " " + .source')
 [ "$got" = "$d tar:-" ] || fail "stdin import: $got"
-# A tar made of the same tree by another tar (other order, other mtimes) too.
-touch -d 2001-01-01 "$src/etc/group"
+# A tar made of the same tree by another tar (other order) too.
 (cd "$src" && find . -print0 | sort -rz | tar --numeric-owner --no-recursion --null -T - -cf "$T/b.tar")
 got=$(dsec-layer import "$T/b.tar" --name reordered | jq -r .digest)
 [ "$got" = "$d" ] || fail "same tree, other archive order: $got vs $d"
+# Files keep their mtimes (python's .pyc, make and rsync compare them): another mtime is
+# another layer, and the image holds it.
+touch -d 2001-01-01T00:00:00Z "$src/etc/group"
+tar -C "$src" --numeric-owner -cf "$T/c.tar" .
+m=$(dsec-layer import "$T/c.tar" --name retimed | jq -r .digest)
+[ "$m" != "$d" ] || fail "an mtime changed and the digest did not"
+mkdir "$T/m"
+fsck.erofs --extract="$T/m" "$DSEC_ROOT/layers/${m#sha256:}.erofs" >/dev/null
+[ "$(stat -c %Y "$T/m/etc/group")" = "$(date -d 2001-01-01T00:00:00Z +%s)" ] || fail "mtime lost: $(stat -c %y "$T/m/etc/group")"
+[ "$(stat -c %Y "$T/m/home/user/file")" = "$(stat -c %Y "$src/home/user/file")" ] || fail "mtime lost: home/user/file"
 
 # The image holds the archive's owners, modes, links.
 mkdir "$T/x"

@@ -143,6 +143,14 @@ for m in "${modules[@]}"; do
     fi
 done
 
+# Layers keep their files' mtimes, so python's compiled modules in the layer stay valid:
+# importing the standard library writes no .pyc into the sandbox's upper.
+dsec-run exec deb -- python3 -c 'import json, email.parser, http.client, unittest, asyncio' ||
+    fail "python3 imports"
+upper=$(dsec-run inspect deb | jq -r .rootfs.upper)
+stale=$(find "$upper" -name '*.pyc' | head -n 5)
+[ -z "$stale" ] || fail "python3 recompiled modules of the layer (stale .pyc: mtimes lost?): $stale"
+
 # 3. dpkg and apt on a .deb fetched on the host: offline inside (the sandbox has only
 # loopback). apt's methods drop to _apt (setgroups, setresgid, setresuid), as apt does.
 start=$(now_ms)

@@ -1,5 +1,5 @@
 // Turning a directory tree into a published layer: a reproducible EROFS image
-// (fixed timestamps and UUID, sorted entries, numeric owners) named by its digest.
+// (fixed build time and UUID, files' own mtimes, sorted entries, numeric owners) named by its digest.
 #pragma once
 
 #include <map>
@@ -26,6 +26,11 @@ Status check_compression(const std::string& compression);
 /// Writes the EROFS image of `tree` to `image_file` with mkfs.erofs.
 /// Errors: helper_failed (mkfs.erofs's message), not_found (no mkfs.erofs).
 Status make_image(const std::string& tree, const std::string& image_file, const std::string& compression);
+
+/// Sets the build time in an EROFS image's superblock to 0 and renews its checksum, so
+/// that images of the same tree are the same bytes while every file keeps its mtime.
+/// Errors: bad_input (not an EROFS image), io.
+Status pin_build_time(const std::string& image_file);
 
 /// Counts the entries below `tree` (not following links). Errors: io.
 Result<uint64_t> count_entries(const std::string& tree);

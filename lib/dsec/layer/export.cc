@@ -92,7 +92,7 @@ Status Exporter::one(int dirfd, const std::string& name, const std::string& path
     archive_entry_set_mode(e, st.st_mode);
     archive_entry_set_uid(e, st.st_uid);
     archive_entry_set_gid(e, st.st_gid);
-    archive_entry_set_mtime(e, 0, 0);
+    archive_entry_set_mtime(e, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
     archive_entry_set_dev(e, st.st_dev);
     archive_entry_set_ino(e, st.st_ino);
     archive_entry_set_nlink(e, st.st_nlink);

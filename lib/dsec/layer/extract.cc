@@ -3,11 +3,13 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -294,6 +296,15 @@ Status Extractor::set_meta(struct archive_entry* e, const std::string& path, int
         if (::fchownat(dirfd, leaf.c_str(), uid, gid, AT_SYMLINK_NOFOLLOW) < 0) return fail(sys_error("chown", path));
         if (type != AE_IFLNK && ::fchmodat(dirfd, leaf.c_str(), mode, 0) < 0) return fail(sys_error("chmod", path));
     }
+    struct timespec mtime = {0, 0};
+    if (archive_entry_mtime_is_set(e)) mtime = {archive_entry_mtime(e), archive_entry_mtime_nsec(e)};
+    if (type == AE_IFDIR) {
+        stats_.dir_times[path] = mtime;
+    } else {
+        struct timespec times[2] = {mtime, mtime};
+        int r = fd >= 0 ? ::futimens(fd, times) : ::utimensat(dirfd, leaf.c_str(), times, AT_SYMLINK_NOFOLLOW);
+        if (r < 0) return fail(sys_error("utimensat", path));
+    }
     if (archive_entry_xattr_reset(e) == 0) return {};
     Fd own;
     const char* name;
@@ -337,9 +348,47 @@ void ExtractStats::annotate(nlohmann::json& record) const {
     record["neutralized_total"] = neutralized_total;
 }
 
+namespace {
+thread_local const ExtractStats* settling;
+thread_local size_t settling_root;
+thread_local int settle_errno;
+
+int settle_one(const char* path, const struct stat* st, int flag, struct FTW*) {
+    if (flag != FTW_D && flag != FTW_DP) {
+        // Whiteouts made for OCI markers, and anything else the archive did not time.
+        if (S_ISCHR(st->st_mode) && st->st_rdev == 0 && (st->st_mtim.tv_sec || st->st_mtim.tv_nsec)) {
+            struct timespec zero[2] = {{0, 0}, {0, 0}};
+            if (::utimensat(AT_FDCWD, path, zero, AT_SYMLINK_NOFOLLOW) < 0) settle_errno = errno;
+        }
+        return 0;
+    }
+    std::string_view rel(path);
+    rel.remove_prefix(std::min(rel.size(), settling_root));
+    if (!rel.empty() && rel.front() == '/') rel.remove_prefix(1);
+    auto it = settling->dir_times.find(std::string(rel));
+    struct timespec t = it != settling->dir_times.end() ? it->second : timespec{0, 0};
+    struct timespec times[2] = {t, t};
+    if (::utimensat(AT_FDCWD, path, times, AT_SYMLINK_NOFOLLOW) < 0) settle_errno = errno;
+    return 0;
+}
+
+// Every directory gets the archive's time, or 0: entries written below a directory (by
+// this archive or a later layer squashed onto it) changed its mtime to the present.
+Status settle_dir_times(const SafeTree& tree, const ExtractStats& stats) {
+    settling = &stats;
+    settling_root = tree.root().size();
+    settle_errno = 0;
+    // Depth first: a directory's time is set after everything below it is done.
+    if (::nftw(tree.root().c_str(), settle_one, 64, FTW_PHYS | FTW_DEPTH) < 0) return fail(sys_error("walk", tree.root()));
+    if (settle_errno) return fail(errno_error(settle_errno, "utimensat", tree.root()));
+    return {};
+}
+}  // namespace
+
 Status extract(Input& in, SafeTree& tree, const ExtractOptions& opts, ExtractStats& stats) {
     Extractor x(in, tree, opts, stats);
-    return x.run();
+    if (auto r = x.run(); !r) return r;
+    return settle_dir_times(tree, stats);
 }
 
 }  // namespace dsec::layer

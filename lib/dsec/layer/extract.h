@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <ctime>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -46,6 +48,9 @@ struct ExtractStats {
     uint64_t bytes = 0;        // apparent size of the files written
     uint64_t input_bytes = 0;  // bytes read from the input (compressed)
     std::vector<Neutralized> neutralized;  // the first kMaxListed
+    // Directories' mtimes as the archives gave them (clean path -> time): applied once a
+    // whole archive is in, since every entry written below a directory changes its mtime.
+    std::map<std::string, struct timespec> dir_times;
     uint64_t neutralized_total = 0;
     static constexpr size_t kMaxListed = 100;
 
@@ -63,7 +68,10 @@ struct Input {
     std::function<void(uint64_t bytes_read)> progress;
 };
 
-/// Extracts every entry of the archive on `in` into `tree`, updating `stats`.
+/// Extracts every entry of the archive on `in` into `tree`, updating `stats`. Files,
+/// links and directories get the archive's mtimes (python's .pyc, make and rsync compare
+/// them); anything the archive does not time (directories made on the way, whiteouts
+/// made for OCI markers) gets 0, so the same archive always gives the same tree.
 /// Errors: bad_input (hostile or broken archive, caps exceeded; the message says which
 /// entry and why), no_space, io, interrupted.
 Status extract(Input& in, SafeTree& tree, const ExtractOptions& opts, ExtractStats& stats);
