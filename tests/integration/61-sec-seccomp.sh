@@ -91,6 +91,8 @@ for a in packet packet_dgram raw raw6 raw_flags; do
 done
 expect rawun ok packet
 expect rawun ok raw
+# ping needs neither: ICMP datagram sockets are open to every user of the sandbox.
+PROBE_OPTS="--user 1000:1000" expect sc ok icmp_dgram
 
 # The filter holds for every user and across execve (no_new_privs keeps it installed).
 PROBE_OPTS="--user 1000" expect sc EPERM keyctl

@@ -123,6 +123,18 @@ static void make_dev(void) {
     bind_scratch("shm", "dev/shm", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 }
 
+/* ICMP echo sockets (SOCK_DGRAM, IPPROTO_ICMP) for every group of the sandbox (Docker
+ * does the same): ping works without raw sockets, which the seccomp profile refuses.
+ * Per network namespace; written before /proc/sys goes read-only. Best effort: a
+ * kernel without the knob keeps its default. */
+static void allow_ping(void) {
+    int fd = open("proc/sys/net/ipv4/ping_group_range", O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    static const char range[] = "0 65535"; /* the ids mapped into the sandbox */
+    if (write(fd, range, sizeof range - 1) < 0) die("write", "/proc/sys/net/ipv4/ping_group_range");
+    close(fd);
+}
+
 /* A fresh proc for the new pid namespace, with the files that reveal or change the host
  * masked (files: /dev/null over them; directories: an empty read-only directory) and the
  * writable kernel knobs read-only. */
@@ -137,6 +149,7 @@ static void make_proc(void) {
     char path[64];
     mkdir_or_die("proc", 0555);
     mount_or_die("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+    allow_ping();
     for (size_t i = 0; i < sizeof read_only / sizeof *read_only; i++) {
         snprintf(path, sizeof path, "proc/%s", read_only[i]);
         if (access(path, F_OK) != 0) continue;

@@ -1057,6 +1057,8 @@ static const struct attack attacks[] = {
     {"packet_dgram", a_socket, "", {0}, {AF_PACKET, SOCK_DGRAM, ETH_ALL}},
     {"raw", a_socket, "", {0}, {AF_INET, SOCK_RAW, IPPROTO_ICMP}},
     {"raw6", a_socket, "", {0}, {AF_INET6, SOCK_RAW, IPPROTO_ICMPV6}},
+    /* What ping uses instead of a raw socket (allowed by net.ipv4.ping_group_range). */
+    {"icmp_dgram", a_socket, "", {0}, {AF_INET, SOCK_DGRAM, IPPROTO_ICMP}},
     /* SOCK_RAW with flags in the same argument: a filter must mask them off. */
     {"raw_flags", a_socket, "", {0}, {AF_INET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_ICMP}},
     {"tiocsti", a_tiocsti, "[hi]"},
