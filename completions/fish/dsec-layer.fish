@@ -35,5 +35,6 @@ complete -c dsec-layer -n "__fish_seen_subcommand_from import-image" -l platform
 complete -c dsec-layer -n "__fish_seen_subcommand_from export" -s o -l output -r -d 'output file'
 complete -c dsec-layer -n "__fish_seen_subcommand_from export" -l level -x -d 'zstd level'
 complete -c dsec-layer -n "__fish_seen_subcommand_from rm" -l name-only -d 'remove only the name'
+complete -c dsec-layer -n "__fish_seen_subcommand_from rm" -l all-names -d 'remove the layer with all its names'
 complete -c dsec-layer -n "__fish_seen_subcommand_from gc" -s n -l dry-run -d 'report only'
 complete -c dsec-layer -n "__fish_seen_subcommand_from export ls inspect tag rm verify" -a '(__dsec_layer_names)'

@@ -55,10 +55,24 @@ dsec-layer tag base base-v1 >/dev/null
 dsec-layer rm --name-only base-v1 >/dev/null
 [ "$(dsec-layer inspect base | jq -c .names)" = '["base"]' ] || fail "untag"
 
-# rm removes the layer and its names.
-dsec-layer rm task | jq -e '.type == "removed"' >/dev/null || fail "rm record"
-[ ! -e "$DSEC_ROOT/layers/${dt#sha256:}.erofs" ] || fail "image left"
+# rm NAME removes that name only while the layer has others (as podman rmi of a tag);
+# ls shows every name; the layer goes with its last name.
+dsec-layer tag task task-v2 >/dev/null
+[ "$(dsec-layer ls task | jq -c .names)" = '["task","task-v2"]' ] || fail "ls names: $(dsec-layer ls task)"
+rec=$(dsec-layer rm task)
+jq -e '.type == "removed" and .layer_removed == false and .names_left == ["task-v2"]' <<<"$rec" >/dev/null ||
+    fail "rm of one name: $rec"
+[ -e "$DSEC_ROOT/layers/${dt#sha256:}.erofs" ] || fail "rm of one name removed the image"
 expect_exit 1 dsec-layer inspect task
+rec=$(dsec-layer rm task-v2)
+jq -e '.layer_removed == true and .names_left == []' <<<"$rec" >/dev/null || fail "rm of the last name: $rec"
+[ ! -e "$DSEC_ROOT/layers/${dt#sha256:}.erofs" ] || fail "image left"
+# By digest, or with --all-names, the layer goes with all its names.
+dsec-layer tag base b1 >/dev/null && dsec-layer tag base b2 >/dev/null
+dsec-layer rm --all-names b1 | jq -e '.layer_removed' >/dev/null || fail "rm --all-names"
+expect_exit 1 dsec-layer inspect b2
+[ ! -e "$DSEC_ROOT/layers/${d1#sha256:}.erofs" ] || fail "image left after --all-names"
+expect_exit 2 dsec-layer rm --all-names --name-only task 2>/dev/null
 
 # Malformed CLI input: exit 2 with an error record.
 out=$(dsec-layer ls --bogus 2>/dev/null) && fail "bad option accepted"

@@ -60,6 +60,10 @@ dsec-run ls --label team=a | jq -se 'length == 1 and .[0].last_exec != null and 
     || fail "ls --label / last_exec / memory"
 dsec-run inspect life2 | jq -e '.rootfs.layers[0].name == "base"' > /dev/null || fail "inspect"
 expect_exit 1 dsec-run inspect nosuch
+# The last name of a layer in use cannot take the layer with it: refused, nothing changed.
+out=$(dsec-layer rm base 2>/dev/null) && fail "rm of a layer in use succeeded"
+[ "$(jq -r .code <<<"$out")" = busy ] || fail "rm of a layer in use: $out"
+dsec-layer inspect base > /dev/null || fail "rm of a layer in use removed its name"
 
 # destroy: both, then nothing is left.
 pid=$(echo "$rec" | jq -r .pid)

@@ -33,29 +33,46 @@ static void add_rm(CLI::App& app, Context& ctx) {
     struct Opts {
         std::vector<std::string> refs;
         bool name_only = false;
+        bool all_names = false;
     };
     auto opts = std::make_shared<Opts>();
-    auto* cmd = app.add_subcommand("rm", "remove layers (refused while a live sandbox uses one)");
+    auto* cmd = app.add_subcommand(
+        "rm", "remove a name (the layer goes with its last name), or a layer by digest; refused while a live sandbox uses it");
     cmd->add_option("REF", opts->refs, "layer name or digest prefix")->required();
-    cmd->add_flag("--name-only", opts->name_only, "remove only the name, keep the layer (gc removes it later if unnamed)");
+    auto* only = cmd->add_flag("--name-only", opts->name_only,
+                               "remove only the name, even the last one (gc removes the layer later if unnamed)");
+    cmd->add_flag("--all-names", opts->all_names, "remove the layer with every name it has")->excludes(only);
     cmd->callback([&ctx, opts] {
         ctx.action = [&ctx, opts]() -> Result<int> {
             auto store = ctx.store();
             auto users = mount::layer_users(ctx.paths.run);
             if (!users) return fail(users.error());
+            auto names = store.names();
+            if (!names) return fail(names.error());
             for (auto& ref : opts->refs) {
                 auto l = store.resolve(ref);
                 if (!l) return fail(l.error());
+                auto used = users->find(l->digest);
+                int in_use = used == users->end() ? 0 : int(used->second);
+                json rec = {{"type", "removed"}, {"digest", l->digest}, {"ref", ref}, {"name_only", opts->name_only}};
                 if (opts->name_only) {
                     if (auto r = store.untag(ref); !r) return fail(r.error());
+                    rec["layer_removed"] = false;
+                } else if (names->count(ref) && !opts->all_names) {
+                    auto r = store.rm_name(ref, in_use);
+                    if (!r) return fail(r.error());
+                    rec["layer_removed"] = r->layer_removed;
+                    rec["names_left"] = r->names_left;
                 } else {
-                    if (auto it = users->find(l->digest); it != users->end())
-                        return fail(make_error("busy", "layer " + ref + " is used by " + std::to_string(it->second) +
+                    if (in_use)
+                        return fail(make_error("busy", "layer " + ref + " is used by " + std::to_string(in_use) +
                                                            " live sandbox(es); destroy them first"));
                     if (auto r = store.remove(*l); !r) return fail(r.error());
+                    rec["layer_removed"] = true;
                 }
-                json rec = {{"type", "removed"}, {"digest", l->digest}, {"ref", ref}, {"name_only", opts->name_only}};
                 if (auto r = jsonl::emit(rec); !r) return fail(r.error());
+                names = store.names();
+                if (!names) return fail(names.error());
             }
             return 0;
         };

@@ -20,8 +20,16 @@ static Result<std::vector<layer::Layer>> select(const layer::Store& store, const
     return std::vector<layer::Layer>{*one};
 }
 
-static Status emit_layer(const layer::Store& store, const layer::Layer& l) {
-    return jsonl::emit(l.to_record(store.image_path(l.digest)));
+// Every name of the layer goes with it: `rm NAME` removes one, and the user should see
+// what else names the same layer.
+static Status emit_layer(const layer::Store& store, const layer::Layer& l,
+                         const std::map<std::string, std::string>& names) {
+    auto rec = l.to_record(store.image_path(l.digest));
+    std::vector<std::string> tags;
+    for (auto& [n, d] : names)
+        if (d == l.digest) tags.push_back(n);
+    rec["names"] = tags;
+    return jsonl::emit(rec);
 }
 
 void add_query(CLI::App& app, Context& ctx) {
@@ -31,11 +39,13 @@ void add_query(CLI::App& app, Context& ctx) {
     ls->callback([&ctx, refs] {
         ctx.action = [&ctx, refs]() -> Result<int> {
             auto store = ctx.store();
+            auto names = store.names();
+            if (!names) return fail(names.error());
             if (refs->empty()) {
                 auto all = store.all();
                 if (!all) return fail(all.error());
                 for (auto& l : *all)
-                    if (auto r = emit_layer(store, l); !r) return fail(r.error());
+                    if (auto r = emit_layer(store, l, *names); !r) return fail(r.error());
                 return 0;
             }
             // Resolve everything first: a missing layer fails the whole stack, not half of it.
@@ -46,7 +56,7 @@ void add_query(CLI::App& app, Context& ctx) {
                 out.insert(out.end(), some->begin(), some->end());
             }
             for (auto& l : out)
-                if (auto r = emit_layer(store, l); !r) return fail(r.error());
+                if (auto r = emit_layer(store, l, *names); !r) return fail(r.error());
             return 0;
         };
     });

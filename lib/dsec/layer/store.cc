@@ -238,20 +238,46 @@ Status Store::untag(const std::string& name) const {
     return fs::sync_dir(dir_ + "/names");
 }
 
+Status Store::remove_locked(const std::string& digest, const std::map<std::string, std::string>& names) const {
+    for (auto& [n, d] : names)
+        if (d == digest && ::unlink((dir_ + "/names/" + n).c_str()) < 0 && errno != ENOENT)
+            return fail(sys_error("unlink", dir_ + "/names/" + n));
+    // Metadata first: a layer without metadata is invisible, and gc removes the image.
+    if (::unlink(meta_path(digest).c_str()) < 0 && errno != ENOENT) return fail(sys_error("unlink", meta_path(digest)));
+    if (::unlink(image_path(digest).c_str()) < 0 && errno != ENOENT)
+        return fail(sys_error("unlink", image_path(digest)));
+    return fs::sync_dir(dir_);
+}
+
 Status Store::remove(const Layer& layer) const {
     auto held = lock();
     if (!held) return fail(held.error());
     auto all_names = names();
     if (!all_names) return fail(all_names.error());
+    return remove_locked(layer.digest, *all_names);
+}
+
+Result<Store::Untagged> Store::rm_name(const std::string& name, int users) const {
+    auto held = lock();
+    if (!held) return fail(held.error());
+    auto all_names = names();
+    if (!all_names) return fail(all_names.error());
+    auto it = all_names->find(name);
+    if (it == all_names->end()) return fail(make_error("not_found", "\"" + name + "\" is not a layer name"));
+    Untagged out{it->second, false, {}};
     for (auto& [n, d] : *all_names)
-        if (d == layer.digest && ::unlink((dir_ + "/names/" + n).c_str()) < 0 && errno != ENOENT)
-            return fail(sys_error("unlink", dir_ + "/names/" + n));
-    // Metadata first: a layer without metadata is invisible, and gc removes the image.
-    if (::unlink(meta_path(layer.digest).c_str()) < 0 && errno != ENOENT)
-        return fail(sys_error("unlink", meta_path(layer.digest)));
-    if (::unlink(image_path(layer.digest).c_str()) < 0 && errno != ENOENT)
-        return fail(sys_error("unlink", image_path(layer.digest)));
-    return fs::sync_dir(dir_);
+        if (d == out.digest && n != name) out.names_left.push_back(n);
+    if (out.names_left.empty()) {
+        if (users > 0)
+            return fail(make_error("busy", "\"" + name + "\" is the last name of a layer that " + std::to_string(users) +
+                                               " live sandbox(es) use; destroy them first (or rm --name-only)"));
+        out.layer_removed = true;
+        if (auto r = remove_locked(out.digest, *all_names); !r) return fail(r.error());
+        return out;
+    }
+    if (::unlink((dir_ + "/names/" + name).c_str()) < 0) return fail(sys_error("unlink", dir_ + "/names/" + name));
+    if (auto r = fs::sync_dir(dir_ + "/names"); !r) return fail(r.error());
+    return out;
 }
 
 }  // namespace dsec::layer

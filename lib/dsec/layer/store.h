@@ -105,11 +105,22 @@ public:
     Status remove(const Layer& layer) const;
     /// Removes one name. Errors: not_found when `name` is not a name.
     Status untag(const std::string& name) const;
+    /// What rm_name() did: the name's layer, whether it went too, the names it keeps.
+    struct Untagged {
+        std::string digest;
+        bool layer_removed = false;
+        std::vector<std::string> names_left;
+    };
+    /// `rm NAME` as `podman rmi` of a tag: removes the name; the layer goes with its last
+    /// name, unless `users` live sandboxes use it (then nothing changes). One lock held
+    /// throughout. Errors: not_found (not a name), busy.
+    Result<Untagged> rm_name(const std::string& name, int users) const;
     /// Writes a layer's metadata (after a tag changes its name, say).
     Status write_meta(const Layer& layer) const;
 
 private:
     Result<Layer> load(const std::string& hex) const;
+    Status remove_locked(const std::string& digest, const std::map<std::string, std::string>& names) const;
     std::string dir_;
 };
 
