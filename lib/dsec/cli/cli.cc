@@ -89,7 +89,14 @@ int main(CLI::App& app, int argc, char** argv, const std::function<Result<int>()
     }
     Result<int> outcome;
     try {
-        outcome = body();
+        // Said up front: run without root, every tool would fail later with a raw EACCES or
+        // EPERM, or worse, answer not_found, busy or an empty list.
+        if (::geteuid() != 0)
+            outcome = fail(make_error("permission", app.get_name() +
+                                                        " needs root: it mounts filesystems and makes namespaces and "
+                                                        "cgroups (run it as root, e.g. with sudo)"));
+        else
+            outcome = body();
     } catch (const std::exception& e) {
         outcome = fail(make_error("internal", e.what()));
     }

@@ -29,7 +29,8 @@ void add_path_options(CLI::App& app, Paths& paths);
 /// Parses argv, runs `body`, and turns its outcome into the process's exit code: an
 /// error becomes an error record on stdout and a human line on stderr. CLI usage errors
 /// exit 2; SIGINT/SIGTERM during the body exit 130; an upstream error record seen on
-/// stdin makes an otherwise successful run exit 1. `body` may return an exit code.
+/// stdin makes an otherwise successful run exit 1. `body` may return an exit code. Run
+/// by anyone but root, the body is not run: a "permission" error says root is needed.
 int main(CLI::App& app, int argc, char** argv, const std::function<Result<int>()>& body);
 
 /// Reports an error (record on stdout, line on stderr) without exiting; for batches
