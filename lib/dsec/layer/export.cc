@@ -9,12 +9,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "dsec/sys/paths.h"
 #include "dsec/sys/fd.h"
 #include "dsec/sys/fs.h"
+#include "dsec/sys/loop.h"
 
 namespace dsec::layer {
 
@@ -27,8 +30,22 @@ Result<Fd> mount_image(const std::string& image) {
     if (!fs) return fail(sys_error("fsopen erofs"));
     if (::fsconfig(fs.get(), FSCONFIG_SET_STRING, "source", image.c_str(), 0) < 0)
         return fail(sys_error("fsconfig source", image));
-    if (::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) < 0)
-        return fail(sys_error("mount erofs", image));
+    std::optional<sys::Loop> loop;
+    if (::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) < 0) {
+        if (errno != ENOTBLK) return fail(sys_error("mount erofs", image));
+        // A store on tmpfs: through a read-only loop device, which goes with the mount.
+        Fd file(::open(image.c_str(), O_RDONLY | O_CLOEXEC));
+        if (!file) return fail(sys_error("open", image));
+        auto l = sys::attach_loop(file.get());
+        if (!l) return fail(l.error());
+        loop = std::move(*l);
+        fs.reset(::fsopen("erofs", FSOPEN_CLOEXEC));
+        if (!fs) return fail(sys_error("fsopen erofs"));
+        if (::fsconfig(fs.get(), FSCONFIG_SET_STRING, "source", loop->path.c_str(), 0) < 0 ||
+            ::fsconfig(fs.get(), FSCONFIG_SET_FLAG, "ro", nullptr, 0) < 0 ||
+            ::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) < 0)
+            return fail(sys_error("mount erofs", loop->path).context("image " + image));
+    }
     Fd mnt(::fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
                                                      MOUNT_ATTR_NOEXEC));
     if (!mnt) return fail(sys_error("fsmount", image));
@@ -150,7 +167,8 @@ Status export_image(const std::string& image, int out_fd, int level) {
     if (!root) return fail(root.error());
     std::unique_ptr<struct archive, int (*)(struct archive*)> a(archive_write_new(), archive_write_free);
     if (!a) return fail(make_error("internal", "archive_write_new failed"));
-    archive_write_set_format_pax_restricted(a.get());
+    // Full pax: mtimes keep their nanoseconds (restricted pax would round them to seconds).
+    archive_write_set_format_pax(a.get());
     // SCHILY.xattr only: what GNU tar and libarchive both read.
     archive_write_set_format_option(a.get(), "pax", "xattrheader", "SCHILY");
     archive_write_add_filter_zstd(a.get());

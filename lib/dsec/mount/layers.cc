@@ -14,6 +14,7 @@
 #include "dsec/mount/fscontext.h"
 #include "dsec/mount/overlay.h"
 #include "dsec/sys/fs.h"
+#include "dsec/sys/loop.h"
 
 namespace dsec::mount {
 
@@ -79,13 +80,26 @@ Status prepare_layers_dir(const Paths& paths) {
 }
 
 Result<Fd> mount_image(const std::string& image) {
+    constexpr unsigned kAttrs = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID;
     auto ctx = FsContext::open("erofs");
     if (!ctx) return fail(ctx.error());
     if (auto r = ctx->set_string("source", image); !r) return fail(r.error());
     // The image's pages are cached by erofs itself; directio keeps a second copy of
     // them out of the page cache of the file underneath.
     if (auto r = ctx->set_flag("directio"); !r) return fail(r.error());
-    return ctx->mount(MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID);
+    auto mounted = ctx->mount(kAttrs);
+    if (mounted || mounted.error().err != ENOTBLK) return mounted;
+    // A store on tmpfs (or another filesystem erofs cannot read a file from): the same
+    // image through a read-only loop device, which goes with the mount.
+    Fd file(::open(image.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!file) return fail(sys_error("open", image));
+    auto loop = sys::attach_loop(file.get());
+    if (!loop) return fail(std::move(loop.error()).context("the store's filesystem cannot back an erofs mount (tmpfs?)"));
+    auto dev = FsContext::open("erofs");
+    if (!dev) return fail(dev.error());
+    if (auto r = dev->set_string("source", loop->path); !r) return fail(r.error());
+    if (auto r = dev->set_flag("ro"); !r) return fail(r.error());  // the device is read-only
+    return dev->mount(kAttrs);
 }
 
 // Opens the image and checks it against its metadata before it goes near the kernel.
