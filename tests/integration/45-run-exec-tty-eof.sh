@@ -32,4 +32,11 @@ grep -qx slept <<<"$got" || fail "-t sh, sleep: $got"
 got=$(echo one | timeout 30 dsec-run exec -t sb -- sh -c 'cat > /dev/null; cat > /dev/null; echo both' | tr -d '\r') \
     || fail "-t, two readers: exit $?"
 grep -qx both <<<"$got" || fail "-t, two readers: $got"
+
+# The terminal is the sandbox's own (its devpts): `tty` names it, and it belongs to the
+# user the command runs as; nothing of the host's /dev/pts is in there.
+got=$(timeout 30 dsec-run exec -t sb -- busybox tty < /dev/null | tr -d '\r')
+[[ $got == /dev/pts/[0-9]* ]] || fail "tty inside -t: $got"
+got=$(timeout 30 dsec-run exec -t --user 1000:1000 sb -- sh -c 'stat -c %u "$(busybox tty)"' < /dev/null | tr -d '\r')
+[ "$got" = 1000 ] || fail "the pty of a --user 1000 exec is owned by $got"
 echo ok

@@ -76,8 +76,12 @@ Result<Prepared> prepare(const json& state, const ExecOptions& o) {
     };
     // Its own session: the whole command tree can be found and killed by session id.
     ::setsid();
-    if (io.tty_slave >= 0 && ::ioctl(io.tty_slave, TIOCSCTTY, 0) < 0) die(1, 126);
     int fds[3] = {io.child_in, io.child_out, io.child_err};
+    if (io.pty_sock_child) {
+        int slave = open_pty_inside(io.pty_sock_child.get(), uid_t(p.user.uid), io.size);
+        if (slave < 0) die(3, 126);
+        fds[0] = fds[1] = fds[2] = slave;
+    }
     for (int i = 0; i < 3; i++)
         if (fds[i] >= 0 && ::dup2(fds[i], i) < 0) die(1, 126);
     // No host descriptor may leak into the sandbox.
@@ -162,7 +166,7 @@ Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOpt
     int p[2];
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
     Fd err_r(p[0]), err_w(p[1]);
-    spec.keep_fds = {io->child_in, io->child_out, io->child_err, io->tty_slave, err_w.get()};
+    spec.keep_fds = {io->child_in, io->child_out, io->child_err, io->pty_sock_child.get(), err_w.get()};
     auto start = std::chrono::steady_clock::now();
     auto child = ns::spawn_inside(spec, [&] { child_main(*prepared, *io, err_w.get()); });
     if (!child) {
@@ -171,6 +175,13 @@ Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOpt
         return fail(child.error());
     }
     err_w.reset();
+    if (o.tty)
+        if (auto r = io->receive_master(); !r) {
+            ChildError ce{};
+            if (::read(err_r.get(), &ce, sizeof ce) == ssize_t(sizeof ce))
+                return fail(errno_error(ce.err, "open", "a terminal inside the sandbox (/dev/ptmx)"));
+            return fail(r.error());
+        }
     io->close_child_ends();
 
     auto result = supervise(*child, *io, o, [&] { kill_session(cg, child->pid); });
@@ -180,8 +191,8 @@ Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOpt
     ChildError ce{};
     if (::read(err_r.get(), &ce, sizeof ce) == ssize_t(sizeof ce)) {
         static const char* stages[] = {"cannot enter working directory", "cannot confine the command",
-                                       "cannot execute command"};
-        result->note = std::string(stages[ce.stage % 3]) + ": " + errno_name(ce.err);
+                                       "cannot execute command", "cannot open a terminal inside"};
+        result->note = std::string(stages[ce.stage % 4]) + ": " + errno_name(ce.err);
         if (ce.stage == 2 && ce.err == ENOENT) result->note = "command not found: " + o.argv[0];
     }
     if (result->signal == SIGKILL) {

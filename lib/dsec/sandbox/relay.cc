@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -240,15 +242,11 @@ void set_status(ExecResult& r, const siginfo_t& info) {
 Result<Io> Io::make(const ExecOptions& o) {
     Io io;
     if (o.tty) {
-        io.master.reset(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK));
-        if (!io.master || ::grantpt(io.master.get()) < 0 || ::unlockpt(io.master.get()) < 0)
-            return fail(sys_error("posix_openpt"));
-        char name[128];
-        if (::ptsname_r(io.master.get(), name, sizeof name) != 0) return fail(sys_error("ptsname"));
-        io.slave.reset(::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC));
-        if (!io.slave) return fail(sys_error("open", name));
-        if (int term = our_terminal(); term >= 0) copy_winsize(term, io.master.get());
-        io.child_in = io.child_out = io.child_err = io.tty_slave = io.slave.get();
+        int sv[2];
+        if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) return fail(sys_error("socketpair"));
+        io.pty_sock.reset(sv[0]);
+        io.pty_sock_child.reset(sv[1]);
+        if (int term = our_terminal(); term >= 0) ::ioctl(term, TIOCGWINSZ, &io.size);
         return io;
     }
     int p[2];
@@ -274,11 +272,78 @@ Result<Io> Io::make(const ExecOptions& o) {
     return io;
 }
 
+Status Io::receive_master() {
+    pty_sock_child.reset();
+    char byte;
+    struct iovec iov = {&byte, 1};
+    alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+    struct msghdr msg = {};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    // Until the child sends it, or closes its end by exec'ing or dying without (EOF).
+    ssize_t n;
+    while ((n = ::recvmsg(pty_sock.get(), &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+    }
+    if (n != 1) return fail(make_error("io", "no terminal from inside the sandbox"));
+    struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+    if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+        return fail(make_error("io", "no terminal from inside the sandbox"));
+    int fd;
+    std::memcpy(&fd, CMSG_DATA(cm), sizeof fd);
+    master.reset(fd);
+    pty_sock.reset();
+    if (::fcntl(master.get(), F_SETFL, O_NONBLOCK) < 0) return fail(sys_error("fcntl", "O_NONBLOCK"));
+    return {};
+}
+
+int open_pty_inside(int sock, uid_t uid, const struct winsize& size) {
+    // The sandbox's /dev/ptmx (its devpts, a new instance), not the host's.
+    int m = ::open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (m < 0) return -1;
+    int unlock = 0;
+    int s = -1;
+    if (::ioctl(m, TIOCSPTLCK, &unlock) == 0) s = ::ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (s < 0 || ::fchown(s, uid, gid_t(-1)) < 0) {
+        int e = errno;
+        ::close(m);
+        errno = e;
+        return -1;
+    }
+    if (size.ws_row && size.ws_col) ::ioctl(m, TIOCSWINSZ, &size);
+    char byte = 0;
+    struct iovec iov = {&byte, 1};
+    alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    struct msghdr msg = {};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(cm), &m, sizeof m);
+    ssize_t sent = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
+    int e = errno;
+    ::close(m);
+    if (sent != 1 || ::ioctl(s, TIOCSCTTY, 0) < 0) {
+        if (sent != 1) errno = e;
+        return -1;
+    }
+    // Our stdio is closed (the helper kept only what it needs), so the pty may have landed
+    // on 0-2: moved above them, so that dup2 onto 0-2 makes real copies without CLOEXEC.
+    int high = ::fcntl(s, F_DUPFD_CLOEXEC, 3);
+    ::close(s);
+    return high;
+}
+
 void Io::close_child_ends() {
     in_r.reset();
     out_w.reset();
     err_w.reset();
-    slave.reset();
+    pty_sock_child.reset();
 }
 
 Result<ExecResult> supervise(const ns::Joined& child, Io& io, const ExecOptions& o,

@@ -2,6 +2,9 @@
 // loop that relays our stdin in and streams or captures output, timeouts, and reaping.
 #pragma once
 
+#include <sys/ioctl.h>
+#include <sys/types.h>
+
 #include <functional>
 
 #include "dsec/ns/join.h"
@@ -13,16 +16,28 @@ namespace dsec::sandbox {
 /// None of the child's is one of our own 0-2: all are made here.
 struct Io {
     int child_in = -1, child_out = -1, child_err = -1;
-    int tty_slave = -1;  // the controlling terminal to take, with -t
-    Fd in_r, out_w, err_w, slave;  // the child's: in_r is a pipe's read end or /dev/null
+    Fd in_r, out_w, err_w;  // the child's: in_r is a pipe's read end or /dev/null
     Fd in_w, out_r, err_r, master;  // ours; in_w and master do not block
+    // With -t the pty is the sandbox's own (its devpts), opened by the child once inside
+    // (open_pty_inside) and its master sent back over this socket pair.
+    Fd pty_sock, pty_sock_child;
+    struct winsize size = {};  // our terminal's, for the new pty (0x0: none)
 
-    /// Three pipes (stdin's only with Stdin::relay, else /dev/null), or a new pty with
-    /// -t. Errors: the failing pipe/pty call.
+    /// Three pipes (stdin's only with Stdin::relay, else /dev/null), or, with -t, the
+    /// socket pair the pty's master comes back on. Errors: the failing pipe/socket call.
     static Result<Io> make(const ExecOptions& options);
+    /// With -t, after the child has run: takes the master it sent. Errors: io (the child
+    /// died before sending it; its own report says why).
+    Status receive_master();
     /// Closes our copies of the child's ends so that EOF comes when the command's do.
     void close_child_ends();
 };
+
+/// In the exec child, inside the sandbox, with -t: opens a pty on the sandbox's devpts
+/// (so `tty` inside names it), owned by `uid`, sized `size`, sends its master on `sock`,
+/// and makes the slave the controlling terminal and stdio. Only async-signal-safe calls.
+/// Returns -1 with errno set on failure.
+int open_pty_inside(int sock, uid_t uid, const struct winsize& size);
 
 /// Copies output until the child has exited and its streams ended (or a short grace
 /// after exit: background processes may hold them open), relays our stdin into the
