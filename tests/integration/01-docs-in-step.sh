@@ -26,6 +26,10 @@ for bin in "$DSEC_BIN"/dsec-*; do
     bash_c="$DSEC_SRC/completions/bash/$tool"
     zsh_c="$DSEC_SRC/completions/zsh/_$tool"
     fish_c="$DSEC_SRC/completions/fish/$tool.fish"
+    # One version everywhere: --version and the man page's title line.
+    version=$("$bin" --version)
+    [[ $version =~ ^$tool\ [0-9]+\.[0-9]+\.[0-9]+$ ]] || complain "$tool --version prints \"$version\""
+    grep -q "^\.TH .* \"dsec ${version#* }\"" "$man" 2>/dev/null || complain "$tool: $man does not carry ${version#* }"
     for f in "$man" "$bash_c" "$zsh_c" "$fish_c"; do
         [ -f "$f" ] || { complain "$tool: $f"; continue 2; }
     done

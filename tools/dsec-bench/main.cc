@@ -11,7 +11,7 @@ int main(int argc, char** argv) {
         "  dsec-bench compare -n 30 --plot compare.svg | jq '.ratios'\n"
         "  dsec-bench density --count 1000 --raise-limits --plot density.svg\n"
         "  dsec-bench create -n 100 -P 4 | jq '.figures.create_ms.median'"));
-    app.set_version_flag("--version", DSEC_VERSION);
+    cli::add_version(app);
     app.require_subcommand(1, 1);
 
     bench_tool::Context ctx;

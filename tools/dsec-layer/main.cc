@@ -9,7 +9,7 @@ int main(int argc, char** argv) {
         "  dsec-layer build ./rootfs --name base --label os=busybox\n"
         "  zcat python.tar.gz | dsec-layer import - --name python3.12\n"
         "  dsec-layer ls base python3.12 | dsec-mount --count 100 | dsec-run create -P 8"));
-    app.set_version_flag("--version", DSEC_VERSION);
+    cli::add_version(app);
     app.require_subcommand(1, 1);
 
     layer_tool::Context ctx;

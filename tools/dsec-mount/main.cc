@@ -9,7 +9,7 @@ int main(int argc, char** argv) {
         "  dsec-layer ls base python3.12 task-4711 | dsec-mount --count 1000 | dsec-run create -P 8\n"
         "  dsec-mount --at /mnt/look --read-only base python3.12 && ls /mnt/look\n"
         "  dsec-mount umount /mnt/look; dsec-mount ls; dsec-mount release"));
-    app.set_version_flag("--version", DSEC_VERSION);
+    cli::add_version(app);
     app.require_subcommand(0, 1);
 
     mount_tool::Context ctx;

@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
         "    | dsec-run exec -P 8 --json -- uname -a\n"
         "  id=$(dsec-run create --layers base --memory 512M | jq -r .id)\n"
         "  dsec-run exec -it $id -- sh; dsec-run cp ./src $id:/work; dsec-run destroy $id"));
-    app.set_version_flag("--version", DSEC_VERSION);
+    cli::add_version(app);
     app.require_subcommand(1, 1);
 
     run_tool::Context ctx;

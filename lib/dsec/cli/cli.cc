@@ -68,6 +68,8 @@ void report(const Error& e) {
     std::cerr << program << ": " << e.describe() << std::endl;
 }
 
+void add_version(CLI::App& app) { app.set_version_flag("--version", app.get_name() + " " + DSEC_VERSION); }
+
 int main(CLI::App& app, int argc, char** argv, const std::function<Result<int>()>& body) {
     ensure_standard_fds();
     install_signal_handlers();

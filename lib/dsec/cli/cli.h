@@ -23,6 +23,10 @@ using Paths = dsec::Paths;
 using dsec::interrupted;
 using dsec::interrupted_error;
 
+/// Adds --version, which prints "<tool> <version>" (the one version of the project, which
+/// the man pages carry too).
+void add_version(CLI::App& app);
+
 /// Adds --root, --run and --store to `app`, filled from the environment or the defaults.
 void add_path_options(CLI::App& app, Paths& paths);
 
