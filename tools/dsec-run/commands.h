@@ -64,5 +64,8 @@ void add_run(CLI::App& app, Context& ctx);
 void add_destroy(CLI::App& app, Context& ctx);
 void add_query(CLI::App& app, Context& ctx);  // ls, inspect
 void add_cp(CLI::App& app, Context& ctx);
+void add_snapshot(CLI::App& app, Context& ctx);
+void add_fork(CLI::App& app, Context& ctx);
+void add_reset(CLI::App& app, Context& ctx);  // snapshot.cc
 
 }  // namespace dsec::run_tool

@@ -36,6 +36,9 @@ int main(int argc, char** argv) {
     run_tool::add_cp(app, ctx);
     run_tool::add_query(app, ctx);
     run_tool::add_destroy(app, ctx);
+    run_tool::add_snapshot(app, ctx);
+    run_tool::add_fork(app, ctx);
+    run_tool::add_reset(app, ctx);
 
     return cli::main(app, cut, argv, [&] { return ctx.action(); });
 }

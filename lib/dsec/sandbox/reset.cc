@@ -1,0 +1,91 @@
+#include "dsec/sandbox/reset.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "dsec/mount/usage.h"
+#include "dsec/sandbox/limits.h"
+#include "dsec/sandbox/sandbox.h"
+#include "dsec/sandbox/start.h"
+#include "dsec/snapshot/freeze.h"
+
+namespace dsec::sandbox {
+
+namespace {
+// Moves the upper and work aside (a rename: instant whatever they hold) and makes empty
+// ones as dsec-mount does. Returns the directory holding the old pair, to remove later.
+Result<std::string> swap_upper(const mount::Rootfs& rootfs) {
+    std::string dir = fs::dirname(rootfs.upper);
+    std::string old = dir + "/reset-old";
+    // Left over from a reset that died between the swap and the removal.
+    if (auto r = fs::remove_tree(old); !r) return fail(r.error());
+    if (::mkdir(old.c_str(), 0700) < 0) return fail(sys_error("mkdir", old));
+    for (auto [path, name, mode] : {std::tuple{rootfs.upper, "/upper", 0755u}, {rootfs.work, "/work", 0700u}}) {
+        if (::rename(path.c_str(), (old + name).c_str()) < 0 && errno != ENOENT) return fail(sys_error("rename", path));
+        if (::mkdir(path.c_str(), mode) < 0) return fail(sys_error("mkdir", path));
+        if (::chmod(path.c_str(), mode) < 0) return fail(sys_error("chmod", path));
+    }
+    return old;
+}
+}  // namespace
+
+Result<nlohmann::json> reset(const Paths& paths, const std::string& id) {
+    if (auto r = check_id(id); !r) return fail(r.error());
+    auto held = lock(paths, id);
+    if (!held) return fail(held.error());
+    auto state = load(paths, id);
+    if (!state) return fail(state.error());
+    if (state->value("state", "") != "running")
+        return fail(make_error("not_running", "sandbox \"" + id + "\" is not running (state " +
+                                                  state->value("state", "?") + ")", id));
+    auto rootfs = mount::Rootfs::from_record(state->value("rootfs", nlohmann::json::object()));
+    if (!rootfs) return fail(rootfs.error());
+    auto sec = security_from_state(*state);
+    if (!sec) return fail(sec.error());
+    auto cg = snapshot::cgroup_of(paths, id);
+    if (!cg) return fail(cg.error());
+    (void)snapshot::thaw_abandoned(paths, *state, *cg);
+
+    // Everything dies, the init included; a paused sandbox is thawed so the new init runs.
+    if (auto r = cg->kill_all(); !r) return fail(r.error());
+    if (auto r = cg->thaw(); !r) return fail(r.error());
+    const auto& limits = state->value("limits", nlohmann::json::object());
+    StartSpec spec;
+    spec.id = id;
+    spec.hostname = state->value("hostname", id.substr(0, 63));
+    auto init_program = find_init();
+    if (!init_program) return fail(init_program.error());
+    spec.init_program = *init_program;
+    spec.security = *sec;
+    const auto& sec_state = (*state)["security"];
+    spec.ids.host_first = sec_state.value("host_uid", 0u);
+    spec.ids.slot = sec_state.value("slot", 0u);
+    spec.disk = limits.value("disk", uint64_t(0));
+    spec.tmp_size = limits.value("tmp", kDefaultTmpSize);
+    std::string old;
+    if (spec.disk == 0) {
+        // With --disk the old tmpfs went with the init; a fresh one is made by start().
+        auto swapped = swap_upper(*rootfs);
+        if (!swapped) return fail(swapped.error());
+        old = *swapped;
+    }
+    auto init = start(paths, *rootfs, spec, *cg);
+    if (!init) {
+        (*state)["pid"] = 0;
+        (void)save(paths, *state);
+        return fail(std::move(init.error()).context("restarting sandbox " + id));
+    }
+    (*state)["pid"] = init->pid;
+    (*state)["pid_start"] = mount::process_start(init->pid);
+    (*state)["resets"] = state->value("resets", 0) + 1;
+    (*state)["reset"] = now_rfc3339();
+    if (auto r = save(paths, *state); !r) return fail(r.error());
+    held = fs::Lock();
+    if (!old.empty())
+        if (auto r = fs::remove_tree(old); !r) return fail(r.error());
+    return public_record(*state);
+}
+
+}  // namespace dsec::sandbox
