@@ -23,10 +23,10 @@ one_error not_found
 
 layers_before=$(dsec-layer ls | jq -r .digest | sort)
 dsec-run create --layers base --id big > /dev/null
-freeze_file=$(dsec-run inspect big | jq -r '.cgroup.dirs[]' | while read -r d; do
-    [ -f "$d/cgroup.freeze" ] && echo "$d/cgroup.freeze" && break
-    [ -f "$d/freezer.state" ] && echo "$d/freezer.state" && break
-done)
+# The freezer dsec uses: cgroup.freeze on the unified tree, else the v1 freezer.
+dirs=$(dsec-run inspect big | jq -r '.cgroup.dirs[]')
+freeze_file=$(for d in $dirs; do [ -f "$d/cgroup.freeze" ] && echo "$d/cgroup.freeze"; done | head -1)
+[ -n "$freeze_file" ] || freeze_file=$(for d in $dirs; do [ -f "$d/freezer.state" ] && echo "$d/freezer.state"; done | head -1)
 [ -n "$freeze_file" ] || skip "no cgroup freezer for the sandbox"
 frozen() { grep -qxE '1|FROZEN|FREEZING' "$freeze_file"; }
 dsec-run exec big -- sh -c 'for i in 1 2 3 4 5 6; do dd if=/dev/zero of=/big$i bs=1M count=100 2>/dev/null; done'

@@ -1,6 +1,9 @@
 #include "dsec/sandbox/reset.h"
 
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,6 +17,29 @@
 namespace dsec::sandbox {
 
 namespace {
+// Kills the init, which takes its pid namespace (every process of the sandbox: exec joins
+// it) down, and waits until the cgroup is empty. Not cgroup.kill: on this kernel a group
+// that was once killed that way kills every child later cloned into it with
+// CLONE_INTO_CGROUP, the new init included.
+Status kill_processes(const json& state, const cgroup::Cgroup& cg) {
+    int pid = state.value("pid", 0);
+    if (init_alive(state)) {
+        Fd pidfd(int(::syscall(SYS_pidfd_open, pid, 0)));
+        // Re-checked once the pidfd pins the process: the pid may have been reused.
+        if (pidfd && init_alive(state)) {
+            ::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0);
+            struct pollfd p = {pidfd.get(), POLLIN, 0};
+            while (::poll(&p, 1, 5000) < 0 && errno == EINTR) {
+            }
+        }
+    }
+    for (int round = 0; round < 200; round++) {
+        if (cg.pids().empty()) return {};
+        ::usleep(round < 20 ? 500 : 10000);
+    }
+    return fail(make_error("busy", "processes survive in the sandbox's cgroup", state.value("id", "")));
+}
+
 // Moves the upper and work aside (a rename: instant whatever they hold) and makes empty
 // ones as dsec-mount does. Returns the directory holding the old pair, to remove later.
 Result<std::string> swap_upper(const mount::Rootfs& rootfs) {
@@ -48,9 +74,11 @@ Result<nlohmann::json> reset(const Paths& paths, const std::string& id) {
     if (!cg) return fail(cg.error());
     (void)snapshot::thaw_abandoned(paths, *state, *cg);
 
-    // Everything dies, the init included; a paused sandbox is thawed so the new init runs.
-    if (auto r = cg->kill_all(); !r) return fail(r.error());
-    if (auto r = cg->thaw(); !r) return fail(r.error());
+    // Everything dies, the init included; a paused sandbox is thawed so the new init runs
+    // (SIGKILL reaches frozen tasks on cgroup v2 and v1 alike once thawed).
+    if (cg->frozen())
+        if (auto r = cg->thaw(); !r) return fail(r.error());
+    if (auto r = kill_processes(*state, *cg); !r) return fail(r.error());
     const auto& limits = state->value("limits", nlohmann::json::object());
     StartSpec spec;
     spec.id = id;
