@@ -1,6 +1,5 @@
 #include "dsec/snapshot/pack.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -15,6 +14,7 @@
 
 #include "dsec/layer/safe_tree.h"
 #include "dsec/sys/fd.h"
+#include "dsec/sys/fs.h"
 #include "dsec/sys/paths.h"
 
 namespace dsec::snapshot {
@@ -127,23 +127,10 @@ bool is_scrubbed(const std::string& path, const std::vector<std::string>& scrub)
 }
 
 Status Packer::dir(int src, int dst, const std::string& rel) {
-    Fd listing(::dup(src));
-    if (!listing) return fail(sys_error("dup", rel));
-    DIR* d = ::fdopendir(listing.get());
-    if (!d) return fail(sys_error("opendir", rel));
-    (void)listing.release();
-    std::vector<std::string> names;
-    errno = 0;
-    while (struct dirent* e = ::readdir(d)) {
-        std::string n = e->d_name;
-        if (n != "." && n != "..") names.push_back(std::move(n));
-    }
-    int err = errno;
-    ::closedir(d);
-    if (err) return fail(errno_error(err, "readdir", rel));
-    // Name order: the first name of a hard-linked file is the same at every snapshot.
-    std::sort(names.begin(), names.end());
-    for (auto& n : names)
+    // Sorted: the first name of a hard-linked file is the same at every snapshot.
+    auto names = fs::list_dir_at(src, rel.empty() ? "upper" : rel);
+    if (!names) return fail(names.error());
+    for (auto& n : *names)
         if (auto r = entry(src, dst, n, rel.empty() ? n : rel + "/" + n); !r) return r;
     return {};
 }
