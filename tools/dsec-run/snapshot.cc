@@ -95,9 +95,11 @@ void add_reset(CLI::App& app, Context& ctx) {
             if (!ids) return fail(ids.error());
             auto paths = ctx.sandbox_paths();
             size_t failed = for_each_parallel(ids->size(), o->parallel, [&](size_t i) -> Status {
-                auto rec = sandbox::reset(paths, (*ids)[i]);
-                if (!rec) return fail(rec.error());
-                return jsonl::emit(*rec);
+                // Restart at once; the old upper goes once the old init is gone.
+                auto done = sandbox::reset(paths, (*ids)[i]);
+                if (!done) return fail(done.error());
+                if (auto r = jsonl::emit(done->record); !r) return r;
+                return sandbox::finish(*done);
             });
             return failed ? cli::kExitFailed : cli::kExitOk;
         };

@@ -17,27 +17,18 @@
 namespace dsec::sandbox {
 
 namespace {
-// Kills the init, which takes its pid namespace (every process of the sandbox: exec joins
-// it) down, and waits until the cgroup is empty. Not cgroup.kill: on this kernel a group
-// that was once killed that way kills every child later cloned into it with
+// Sends SIGKILL to the init, which takes its pid namespace (every process of the
+// sandbox: exec joins it) down; returns its pidfd without waiting. Not cgroup.kill: on
+// this kernel a group once killed that way kills every child later cloned into it with
 // CLONE_INTO_CGROUP, the new init included.
-Status kill_processes(const json& state, const cgroup::Cgroup& cg) {
-    int pid = state.value("pid", 0);
-    if (init_alive(state)) {
-        Fd pidfd(int(::syscall(SYS_pidfd_open, pid, 0)));
-        // Re-checked once the pidfd pins the process: the pid may have been reused.
-        if (pidfd && init_alive(state)) {
-            ::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0);
-            struct pollfd p = {pidfd.get(), POLLIN, 0};
-            while (::poll(&p, 1, 5000) < 0 && errno == EINTR) {
-            }
-        }
-    }
-    for (int round = 0; round < 200; round++) {
-        if (cg.pids().empty()) return {};
-        ::usleep(round < 20 ? 500 : 10000);
-    }
-    return fail(make_error("busy", "processes survive in the sandbox's cgroup", state.value("id", "")));
+Result<Fd> kill_init(const json& state) {
+    if (!init_alive(state)) return Fd();
+    Fd pidfd(int(::syscall(SYS_pidfd_open, state.value("pid", 0), 0)));
+    // Re-checked once the pidfd pins the process: the pid may have been reused.
+    if (!pidfd || !init_alive(state)) return Fd();
+    if (::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0) < 0)
+        return fail(sys_error("pidfd_send_signal", state.value("id", "")));
+    return pidfd;
 }
 
 // Moves the upper and work aside (a rename: instant whatever they hold) and makes empty
@@ -57,7 +48,7 @@ Result<std::string> swap_upper(const mount::Rootfs& rootfs) {
 }
 }  // namespace
 
-Result<nlohmann::json> reset(const Paths& paths, const std::string& id) {
+Result<Reset> reset(const Paths& paths, const std::string& id) {
     if (auto r = check_id(id); !r) return fail(r.error());
     auto held = lock(paths, id);
     if (!held) return fail(held.error());
@@ -73,13 +64,6 @@ Result<nlohmann::json> reset(const Paths& paths, const std::string& id) {
     auto cg = snapshot::cgroup_of(paths, id);
     if (!cg) return fail(cg.error());
     (void)snapshot::thaw_abandoned(paths, *state, *cg);
-
-    // Everything dies, the init included; a paused sandbox is thawed so the new init runs
-    // (SIGKILL reaches frozen tasks on cgroup v2 and v1 alike once thawed).
-    if (cg->frozen())
-        if (auto r = cg->thaw(); !r) return fail(r.error());
-    if (auto r = kill_processes(*state, *cg); !r) return fail(r.error());
-    const auto& limits = state->value("limits", nlohmann::json::object());
     StartSpec spec;
     spec.id = id;
     spec.hostname = state->value("hostname", id.substr(0, 63));
@@ -90,14 +74,22 @@ Result<nlohmann::json> reset(const Paths& paths, const std::string& id) {
     const auto& sec_state = (*state)["security"];
     spec.ids.host_first = sec_state.value("host_uid", 0u);
     spec.ids.slot = sec_state.value("slot", 0u);
+    const auto& limits = state->value("limits", nlohmann::json::object());
     spec.disk = limits.value("disk", uint64_t(0));
     spec.tmp_size = limits.value("tmp", kDefaultTmpSize);
-    std::string old;
+
+    Reset out;
+    // A paused sandbox is thawed first: the new init must run, and SIGKILL lands on thaw.
+    if (cg->frozen())
+        if (auto r = cg->thaw(); !r) return fail(r.error());
+    auto killed = kill_init(*state);
+    if (!killed) return fail(killed.error());
+    out.old_init = std::move(*killed);
     if (spec.disk == 0) {
-        // With --disk the old tmpfs went with the init; a fresh one is made by start().
+        // With --disk the old tmpfs goes with the old init; start() makes a fresh one.
         auto swapped = swap_upper(*rootfs);
         if (!swapped) return fail(swapped.error());
-        old = *swapped;
+        out.old_upper = *swapped;
     }
     auto init = start(paths, *rootfs, spec, *cg);
     if (!init) {
@@ -110,10 +102,21 @@ Result<nlohmann::json> reset(const Paths& paths, const std::string& id) {
     (*state)["resets"] = state->value("resets", 0) + 1;
     (*state)["reset"] = now_rfc3339();
     if (auto r = save(paths, *state); !r) return fail(r.error());
-    held = fs::Lock();
-    if (!old.empty())
-        if (auto r = fs::remove_tree(old); !r) return fail(r.error());
-    return public_record(*state);
+    out.record = public_record(*state);
+    return out;
+}
+
+Status finish(Reset& r) {
+    if (r.old_init) {
+        struct pollfd p = {r.old_init.get(), POLLIN, 0};
+        int n;
+        while ((n = ::poll(&p, 1, 5000)) < 0 && errno == EINTR) {
+        }
+        if (n == 0) return fail(make_error("busy", "the sandbox's previous init did not die", r.old_upper));
+        r.old_init.reset();
+    }
+    if (r.old_upper.empty()) return {};
+    return fs::remove_tree(std::exchange(r.old_upper, ""));
 }
 
 }  // namespace dsec::sandbox
