@@ -43,33 +43,51 @@ for app in sh dd cat true sleep; do ln -s busybox "$tree/bin/$app"; done
 dsec-layer build "$tree" --name base > /dev/null
 dsec-run create --layers base --id warm > /dev/null  # layer mounted, seccomp cached
 
+# The changes: random bytes (incompressible, the worst case for mkfs.erofs's lz4) and
+# shared libraries (compressible), copied into the sandbox with dsec-run cp.
+head -c 200M /dev/urandom > "$work/random"
+(cd /usr/lib/x86_64-linux-gnu && tar -cf - . 2> /dev/null || true) | head -c 200M > "$work/libs"
+
 run_all() {
-for mb in 10 200; do
-    id="s$mb"
-    dsec-run create --layers base --id "$id" > /dev/null
-    dsec-run exec "$id" -- sh -c "dd if=/dev/urandom of=/work/data bs=1M count=$mb 2>/dev/null; sync"
-    t0=$(now_ms)
-    rec=$(dsec-run snapshot "$id")
-    t1=$(now_ms)
-    upper=$(dsec-run inspect "$id" | jq -r .rootfs.upper)
-    # Both read the upper from the page cache (it was just written).
-    t2=$(now_ms)
-    tar -C "$upper" -cf - . | zstd -q -1 -T1 > "$work/$id.tar.zst"
-    t3=$(now_ms)
-    record "snapshot ${mb}MB" "$(echo "$t1 - $t0" | bc)" 1
-    jq -c --arg w "snapshot ${mb}MB frozen" '{type: "bench", v: 1, what: $w, ms: .frozen_ms, n: 1}' <<<"$rec"
-    record "tar|zstd -1 ${mb}MB" "$(echo "$t3 - $t2" | bc)" 1
-    dsec-run destroy "$id" > /dev/null
+for kind in random libs; do
+    for mb in 10 200; do
+        id="s-$kind-$mb"
+        dsec-run create --layers base --id "$id" > /dev/null
+        head -c "${mb}M" "$work/$kind" > "$work/data"
+        dsec-run cp "$work/data" "$id:/work/data" > /dev/null
+        for compress in lz4 none; do
+            t0=$(now_ms)
+            rec=$(dsec-run snapshot "$id" --compress "$compress")
+            t1=$(now_ms)
+            record "snapshot $kind ${mb}MB --compress $compress" "$(echo "$t1 - $t0" | bc)" 1
+            jq -c --arg w "snapshot $kind ${mb}MB --compress $compress: frozen" \
+                '{type: "bench", v: 1, what: $w, ms: .frozen_ms, n: 1, image_bytes: .size}' <<<"$rec"
+        done
+        # The same upper, from the page cache like the snapshot's.
+        upper=$(dsec-run inspect "$id" | jq -r .rootfs.upper)
+        t2=$(now_ms)
+        tar -C "$upper" -cf - . | zstd -q -1 -T1 > "$work/$id.tar.zst"
+        t3=$(now_ms)
+        record "tar|zstd -1 $kind ${mb}MB" "$(echo "$t3 - $t2" | bc)" 1
+        dsec-run destroy "$id" > /dev/null
+    done
 done
 
 dsec-run create --layers base --id src > /dev/null
 dsec-run exec src -- sh -c 'dd if=/dev/urandom of=/work/data bs=1M count=1 2>/dev/null'
-for what in create fork reset; do
+# reset-ready: until its record is out (the new init ready); reset: until it exits (the
+# old init gone and its upper removed).
+for what in create fork reset-ready reset; do
     for _ in $(seq "$rounds"); do
         case $what in
             create) t0=$(now_ms); id=$(dsec-run create --layers base | jq -r .id); t1=$(now_ms) ;;
             fork) t0=$(now_ms); id=$(dsec-run fork src | jq -r .id); t1=$(now_ms) ;;
             reset) dsec-run exec src -- sh -c 'echo x > /work/x'; t0=$(now_ms); dsec-run reset src > /dev/null; t1=$(now_ms); id= ;;
+            reset-ready)
+                dsec-run exec src -- sh -c 'echo x > /work/x'
+                t0=$(now_ms)
+                t1=$(dsec-run reset src | { read -r _; now_ms; cat > /dev/null; })
+                id= ;;
         esac
         echo "$t1 - $t0" | bc
         [ -z "$id" ] || dsec-run destroy "$id" > /dev/null

@@ -65,6 +65,7 @@ complete -c dsec-run -n "__fish_seen_subcommand_from destroy" -s f -l force -d '
 complete -c dsec-run -n "__fish_seen_subcommand_from snapshot" -l name -r -d 'name of the new layer'
 complete -c dsec-run -n "__fish_seen_subcommand_from snapshot fork" -l policy -r -F -d 'policy file with "scrub" paths'
 complete -c dsec-run -n "__fish_seen_subcommand_from snapshot fork" -l keep-special -d 'keep set-id bits, devices, file caps'
+complete -c dsec-run -n "__fish_seen_subcommand_from snapshot fork" -l compress -r -a 'none lz4 lz4hc' -d 'image compression'
 complete -c dsec-run -n "__fish_seen_subcommand_from fork" -s n -l count -r -d 'how many sandboxes'
 complete -c dsec-run -n "__fish_seen_subcommand_from fork reset" -s P -l parallel -r -d 'at once'
 complete -c dsec-run -n "__fish_seen_subcommand_from exec inspect destroy cp snapshot fork reset" -a "(__dsec_run_ids)"

@@ -12,6 +12,9 @@ namespace dsec::run_tool {
 namespace {
 void add_snapshot_options(CLI::App* cmd, snapshot::SnapshotOptions& o) {
     cmd->add_option("--policy", o.policy, "policy file whose \"scrub\" paths are left out of the layer");
+    cmd->add_option("--compress", o.compression, "image compression: none, lz4 or lz4hc")
+        ->check(CLI::IsMember({"none", "lz4", "lz4hc"}))
+        ->capture_default_str();
     cmd->add_flag("--keep-special", o.keep_special, "keep set-id bits, device nodes and file capabilities");
 }
 }  // namespace
@@ -45,6 +48,8 @@ void add_fork(CLI::App& app, Context& ctx) {
         snapshot::SnapshotOptions snap;
     };
     auto o = std::make_shared<Opts>();
+    // A fork's layer is used at once on this node: packed fast rather than small.
+    o->snap.compression = "none";
     auto* cmd = app.add_subcommand("fork", "new sandboxes from a running one's current files (sandbox records out)");
     cmd->add_option("ID", o->id, "the sandbox to fork")->required();
     cmd->add_option("-n,--count", o->count, "how many sandboxes to make")->check(CLI::Range(1, 100000));
