@@ -50,6 +50,17 @@ ls "$DSEC_ROOT"/layers/*.erofs | grep -qv "$(dsec-layer ls base | jq -r '.digest
 dsec-layer gc > /dev/null
 [ -z "$(ls "$DSEC_ROOT/layers/tmp")" ] || fail "gc left the killed snapshot's staging: $(ls "$DSEC_ROOT/layers/tmp")"
 
+# SIGTERM: stops at once (exit 130), thaws, clears its mark, removes its staging.
+kill_when_frozen
+kill -TERM $holder
+rc=0
+wait $holder || rc=$?
+[ "$rc" = 130 ] || fail "snapshot interrupted by SIGTERM exited $rc"
+frozen && fail "sandbox frozen after an interrupted snapshot"
+dsec-run inspect big | jq -e '.snapshot == null' > /dev/null || fail "an interrupted snapshot left its mark"
+[ -z "$(ls "$DSEC_ROOT/layers/tmp")" ] || fail "an interrupted snapshot left staging: $(ls "$DSEC_ROOT/layers/tmp")"
+[ "$(dsec-layer ls | jq -r .digest | sort)" = "$layers_before" ] || fail "an interrupted snapshot published a layer"
+
 # The holder and its watchdog both killed: frozen, marked; the next snapshot thaws it.
 kill_when_frozen
 watchdog=$(ps -o pid= --ppid $holder | tr -d ' ')
