@@ -99,13 +99,20 @@ void add_reset(CLI::App& app, Context& ctx) {
             auto ids = ids_or_records(o->ids);
             if (!ids) return fail(ids.error());
             auto paths = ctx.sandbox_paths();
+            std::vector<sandbox::Reset> done(ids->size());
+            // Restart each at once and say so; the old inits die meanwhile.
             size_t failed = for_each_parallel(ids->size(), o->parallel, [&](size_t i) -> Status {
-                // Restart at once; the old upper goes once the old init is gone.
-                auto done = sandbox::reset(paths, (*ids)[i]);
-                if (!done) return fail(done.error());
-                if (auto r = jsonl::emit(done->record); !r) return r;
-                return sandbox::finish(*done);
+                auto r = sandbox::reset(paths, (*ids)[i]);
+                if (!r) return fail(r.error());
+                done[i] = std::move(*r);
+                return jsonl::emit(done[i].record);
             });
+            // Then the old uppers go, once their inits are gone.
+            for (auto& d : done)
+                if (auto r = sandbox::finish(d); !r) {
+                    cli::report(r.error());
+                    failed++;
+                }
             return failed ? cli::kExitFailed : cli::kExitOk;
         };
     });
