@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -102,6 +103,13 @@ Result<Snapshot> take(const sandbox::Paths& paths, const layer::Store& store, co
         auto scrub = scrub_paths_from_file(opts.policy);
         if (!scrub) return fail(scrub.error());
         pack.scrub = *scrub;
+    }
+
+    // The copy holds two descriptors per directory level of the upper.
+    struct rlimit nofile;
+    if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &nofile);
     }
 
     auto held = sandbox::lock(paths, id);
