@@ -35,6 +35,23 @@ done
 [ "$(for id in src $ids; do dsec-run inspect "$id" | jq .security.host_uid; done | sort -u | wc -l)" = 4 ] \
     || fail "forks share a host id range"
 
+# A --disk sandbox (upper on the init's tmpfs) forks with its cap; a paused one is
+# snapshotted as it is and stays paused.
+dsec-run create --layers base --id tmpfs --disk 16M > /dev/null
+dsec-run exec tmpfs -- sh -c 'echo on-tmpfs > /work/t'
+fork=$(dsec-run fork tmpfs) || fail "fork of a --disk sandbox"
+fid=$(jq -r .id <<<"$fork")
+[ "$(dsec-run exec "$fid" -- cat /work/t)" = on-tmpfs ] || fail "--disk fork lost its files"
+jq -e '.limits.disk == 16777216' <<<"$fork" > /dev/null || fail "--disk cap not forked: $fork"
+freeze=$(dsec-run inspect tmpfs | jq -r '.cgroup.dirs[]' | while read -r d; do
+    [ -f "$d/cgroup.freeze" ] && echo "$d/cgroup.freeze" && break; done)
+if [ -n "$freeze" ]; then
+    echo 1 > "$freeze"
+    dsec-run snapshot tmpfs > /dev/null || fail "snapshot of a paused sandbox"
+    [ "$(cat "$freeze")" = 1 ] || fail "a snapshot thawed a paused sandbox"
+    echo 0 > "$freeze"
+fi
+
 # reset: back to base, same id and limits, processes restarted.
 for mode in plain disk; do
     opts=()
