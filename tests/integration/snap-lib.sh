@@ -11,7 +11,7 @@ make_snap_base() {
     mkdir -p "$T/base/lib/x86_64-linux-gnu" "$T/base/lib64"
     cp /lib/x86_64-linux-gnu/libc.so.6 "$T/base/lib/x86_64-linux-gnu/"
     cp /lib64/ld-linux-x86-64.so.2 "$T/base/lib64/"
-    for app in truncate ln md5sum find sort sed chmod dd du grep; do ln -sf busybox "$T/base/bin/$app"; done
+    for app in truncate ln md5sum find sort sed chmod dd du grep mkfifo readlink; do ln -sf busybox "$T/base/bin/$app"; done
     mkdir -p "$T/base/work/deldir/sub" "$T/base/work/dir2file" "$T/base/work/opaque/old"
     echo keep > "$T/base/work/keep"
     echo modify > "$T/base/work/modify"
@@ -40,7 +40,10 @@ truncate -s 20M /work/sparse && echo tail >> /work/sparse
 dd if=/dev/zero of=/work/sparse bs=4096 seek=100 count=1 conv=notrunc 2>/dev/null
 chown 1000:1001 /work/created
 ln -s ../created /work/xdir/link
-mkdir -p /work/deep/a/b && echo deep > /work/deep/a/b/c'
+mkdir -p /work/deep/a/b && echo deep > /work/deep/a/b/c
+mkfifo /work/fifo
+mkdir -m 0700 /work/private && echo p > /work/private/f && chmod 0600 /work/private/f && chown -R 1000:1000 /work/private
+ln /work/deep/a/b/c /work/private/c-link'
 
 # manifest ID: everything under /work as the sandbox sees it (type, mode, owner, size,
 # links, content digest, user.* attributes, symlink target) and which paths share an inode.
