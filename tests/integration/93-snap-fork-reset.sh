@@ -77,6 +77,18 @@ done
 [ "$(ls "$DSEC_ROOT/sandboxes/r-plain")" = "upper
 work" ] || fail "reset left old uppers: $(ls "$DSEC_ROOT/sandboxes/r-plain")"
 
+# A sandbox at (or one short of) its --pids limit resets: its dying processes leave room
+# for the new init.
+dsec-run create --layers base --id full --pids 12 > /dev/null
+pids_dir=$(dsec-run inspect full | jq -r '.cgroup.dirs[]' | grep -m1 pids || true)
+dsec-run exec full -- sh -c 'i=0; while [ $i -lt 20 ]; do sleep 1000 & i=$((i+1)); done; exec sleep 1000' 2> /dev/null &
+if [ -n "$pids_dir" ]; then
+    # (the count moves while the exec's own helpers come and go)
+    for _ in $(seq 100); do [ "$(cat "$pids_dir/pids.current")" -ge 11 ] && break; sleep 0.05; done
+fi
+dsec-run reset full > /dev/null || fail "reset of a sandbox at its pids limit"
+dsec-run exec full -- true || fail "sandbox at its pids limit not running after reset"
+
 # A paused sandbox resets and runs.
 freeze=$(dsec-run inspect r-plain | jq -r '.cgroup.dirs[]' | while read -r d; do
     [ -f "$d/cgroup.freeze" ] && echo "$d/cgroup.freeze" && break; done)

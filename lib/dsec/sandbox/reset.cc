@@ -92,6 +92,15 @@ Result<Reset> reset(const Paths& paths, const std::string& id) {
         out.old_upper = *swapped;
     }
     auto init = start(paths, *rootfs, spec, *cg);
+    if (!init && out.old_init) {
+        // The dying processes still count against the cgroup's limits (a sandbox at its
+        // --pids limit leaves no room for a new init): once they are gone, once more.
+        struct pollfd p = {out.old_init.get(), POLLIN, 0};
+        while (::poll(&p, 1, 5000) < 0 && errno == EINTR) {
+        }
+        for (int round = 0; round < 100 && !cg->pids().empty(); round++) ::usleep(10000);
+        init = start(paths, *rootfs, spec, *cg);
+    }
     if (!init) {
         (*state)["pid"] = 0;
         (void)save(paths, *state);
