@@ -21,6 +21,15 @@ dsec-run destroy gone > /dev/null
 expect_exit 1 sh -c "dsec-run snapshot gone > '$T/out' 2> '$T/err'"
 one_error not_found
 
+# A sandbox whose init died: not_running; reset starts it again.
+dsec-run create --layers base --id dead > /dev/null
+kill -9 "$(dsec-run inspect dead | jq -r .pid)"
+for _ in $(seq 100); do [ "$(dsec-run inspect dead | jq -r .state)" = dead ] && break; sleep 0.02; done
+expect_exit 1 sh -c "dsec-run snapshot dead > '$T/out' 2> '$T/err'"
+one_error not_running
+dsec-run reset dead > /dev/null || fail "reset of a sandbox whose init died"
+dsec-run exec dead -- true || fail "reset did not bring a dead sandbox back"
+
 layers_before=$(dsec-layer ls | jq -r .digest | sort)
 dsec-run create --layers base --id big > /dev/null
 # The freezer dsec uses: cgroup.freeze on the unified tree, else the v1 freezer.
