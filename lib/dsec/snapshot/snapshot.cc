@@ -10,6 +10,7 @@
 #include <chrono>
 
 #include "dsec/layer/build.h"
+#include "dsec/ns/spawn.h"
 #include "dsec/sandbox/limits.h"
 #include "dsec/snapshot/freeze.h"
 #include "dsec/snapshot/scrub.h"
@@ -20,9 +21,6 @@ namespace dsec::snapshot {
 namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
-
-// The fd dsec-init keeps its upper's mount on (ns::kInitUpperFd).
-constexpr int kInitUpperFd = 5;
 
 // Where the sandbox's upper is, and the host id of root inside when it is read through
 // the init's idmapped mount.
@@ -39,7 +37,7 @@ Result<Source> open_upper(const nlohmann::json& state) {
     bool on_tmpfs = state.contains("limits") && state["limits"].is_object() && state["limits"].contains("disk");
     std::string path;
     if (on_tmpfs) {
-        path = "/proc/" + std::to_string(state.value("pid", 0)) + "/fd/" + std::to_string(kInitUpperFd) + "/upper";
+        path = "/proc/" + std::to_string(state.value("pid", 0)) + "/fd/" + std::to_string(ns::kInitUpperFd) + "/upper";
         const auto& sec = state.value("security", nlohmann::json::object());
         if (sec.value("userns", "private") != "host") s.id_shift = sec.value("host_uid", 0u);
     } else {
