@@ -13,7 +13,10 @@ int main(int argc, char** argv) {
         "  dsec-layer ls base | dsec-mount --count 10 | dsec-run create -P 8 \\\n"
         "    | dsec-run exec -P 8 --json -- uname -a\n"
         "  id=$(dsec-run create --layers base --memory 512M | jq -r .id)\n"
-        "  dsec-run exec -it $id -- sh; dsec-run cp ./src $id:/work; dsec-run destroy $id"));
+        "  dsec-run exec -it $id -- sh; dsec-run cp ./src $id:/work\n"
+        "  dsec-run snapshot $id --name task | jq -r '.parents[], .digest' | xargs dsec-layer ls \\\n"
+        "    | dsec-mount | dsec-run create\n"
+        "  dsec-run fork $id --count 4; dsec-run reset $id; dsec-run destroy $id"));
     app.set_version_flag("--version", DSEC_VERSION);
     app.require_subcommand(1, 1);
 
