@@ -10,6 +10,7 @@
 #include "dsec/snapshot/fork.h"
 #include "dsec/snapshot/pack.h"
 #include "dsec/snapshot/scrub.h"
+#include "dsec/snapshot/snapshot.h"
 #include "dsec/sys/fd.h"
 #include "dsec/sys/fs.h"
 
@@ -152,4 +153,14 @@ TEST_CASE("an upper is staged as a layer: whiteouts, opaque dirs, links, holes; 
     CHECK(((srv.st_mode & 07777) == 0711 && srv.st_uid == 7));
     CHECK(stats.scrubbed == std::vector<std::string>{"etc/shadow", "secret", "srv/key"});
     CHECK(stats.neutralized_total == 2);  // the device and the setuid bit
+}
+
+TEST_CASE("a snapshot's parents are its sandbox's layers, base first") {
+    json state = {{"id", "s"},
+                  {"rootfs", {{"layers", {{{"digest", "sha256:aa"}, {"name", "base"}}, {{"digest", "sha256:bb"}}}}}}};
+    CHECK(snapshot::parents_of(state).value() == std::vector<std::string>{"sha256:aa", "sha256:bb"});
+    auto none = snapshot::parents_of(json{{"id", "s"}, {"rootfs", {{"layers", json::array()}}}});
+    REQUIRE(!none);
+    CHECK(none.error().code == "bad_input");
+    CHECK(!snapshot::parents_of(json{{"id", "s"}}));
 }
