@@ -1,5 +1,5 @@
 # fish completion for dsec-run
-set -l subs create exec run cp ls inspect destroy
+set -l subs create exec run cp ls inspect destroy snapshot fork reset
 function __dsec_run_ids
     set -l run /run/dsec
     set -q DSEC_RUN; and set run $DSEC_RUN
@@ -18,6 +18,9 @@ complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a cp -d 'copy f
 complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a ls -d 'list sandboxes'
 complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a inspect -d 'show sandboxes in full'
 complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a destroy -d 'kill and remove sandboxes'
+complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a snapshot -d 'pack a sandbox into a new layer'
+complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a fork -d 'new sandboxes from a running one'
+complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a reset -d 'put sandboxes back to their layers'
 # create and run
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l id -r
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l hostname -r
@@ -59,4 +62,10 @@ complete -c dsec-run -n "__fish_seen_subcommand_from cp" -l max-entries -r -d 'c
 complete -c dsec-run -n "__fish_seen_subcommand_from cp" -F
 complete -c dsec-run -n "__fish_seen_subcommand_from ls" -l label -r
 complete -c dsec-run -n "__fish_seen_subcommand_from destroy" -s f -l force -d 'unknown ids are not an error'
-complete -c dsec-run -n "__fish_seen_subcommand_from exec inspect destroy cp" -a "(__dsec_run_ids)"
+complete -c dsec-run -n "__fish_seen_subcommand_from snapshot" -l name -r -d 'name of the new layer'
+complete -c dsec-run -n "__fish_seen_subcommand_from snapshot fork" -l policy -r -F -d 'policy file with "scrub" paths'
+complete -c dsec-run -n "__fish_seen_subcommand_from snapshot fork" -l keep-special -d 'keep set-id bits, devices, file caps'
+complete -c dsec-run -n "__fish_seen_subcommand_from snapshot fork" -l compress -r -a 'none lz4 lz4hc' -d 'image compression'
+complete -c dsec-run -n "__fish_seen_subcommand_from fork" -s n -l count -r -d 'how many sandboxes'
+complete -c dsec-run -n "__fish_seen_subcommand_from fork reset" -s P -l parallel -r -d 'at once'
+complete -c dsec-run -n "__fish_seen_subcommand_from exec inspect destroy cp snapshot fork reset" -a "(__dsec_run_ids)"

@@ -54,6 +54,9 @@ size_t for_each_parallel(size_t count, size_t parallel, const std::function<Stat
 /// Reads every record on stdin (error records are passed through by the reader).
 Result<std::vector<json>> read_records();
 
+/// `ids` when there are any, else the "id" of every record on stdin.
+Result<std::vector<std::string>> ids_or_records(const std::vector<std::string>& ids);
+
 /// Makes a rootfs from layer names with mount::make_rootfs (mounting layers as needed).
 Result<mount::Rootfs> rootfs_from_layers(const Context& ctx, const std::vector<std::string>& layers,
                                          const std::string& id, bool verify);
@@ -64,5 +67,8 @@ void add_run(CLI::App& app, Context& ctx);
 void add_destroy(CLI::App& app, Context& ctx);
 void add_query(CLI::App& app, Context& ctx);  // ls, inspect
 void add_cp(CLI::App& app, Context& ctx);
+void add_snapshot(CLI::App& app, Context& ctx);
+void add_fork(CLI::App& app, Context& ctx);
+void add_reset(CLI::App& app, Context& ctx);  // snapshot.cc
 
 }  // namespace dsec::run_tool

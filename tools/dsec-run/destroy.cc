@@ -16,20 +16,12 @@ void add_destroy(CLI::App& app, Context& ctx) {
     cmd->add_option("-P,--parallel", o->parallel, "destroy up to N sandboxes at once")->check(CLI::Range(1, 256));
     cmd->callback([&ctx, o] {
         ctx.action = [&ctx, o]() -> Result<int> {
-            std::vector<std::string> ids = o->ids;
-            if (ids.empty()) {
-                auto records = read_records();
-                if (!records) return fail(records.error());
-                for (auto& r : *records) {
-                    auto id = jsonl::get_string(r, "id");
-                    if (!id) return fail(id.error());
-                    ids.push_back(*id);
-                }
-            }
+            auto ids = ids_or_records(o->ids);
+            if (!ids) return fail(ids.error());
             auto paths = ctx.sandbox_paths();
             auto missing = o->force ? sandbox::Missing::ok : sandbox::Missing::error;
-            size_t failed = for_each_parallel(ids.size(), o->parallel, [&](size_t i) -> Status {
-                auto rec = sandbox::destroy(paths, ids[i], missing);
+            size_t failed = for_each_parallel(ids->size(), o->parallel, [&](size_t i) -> Status {
+                auto rec = sandbox::destroy(paths, (*ids)[i], missing);
                 if (!rec) return fail(rec.error());
                 return jsonl::emit(*rec);
             });

@@ -13,7 +13,10 @@ int main(int argc, char** argv) {
         "  dsec-layer ls base | dsec-mount --count 10 | dsec-run create -P 8 \\\n"
         "    | dsec-run exec -P 8 --json -- uname -a\n"
         "  id=$(dsec-run create --layers base --memory 512M | jq -r .id)\n"
-        "  dsec-run exec -it $id -- sh; dsec-run cp ./src $id:/work; dsec-run destroy $id"));
+        "  dsec-run exec -it $id -- sh; dsec-run cp ./src $id:/work\n"
+        "  dsec-run snapshot $id --name task | jq -r '.parents[], .digest' | xargs dsec-layer ls \\\n"
+        "    | dsec-mount | dsec-run create\n"
+        "  dsec-run fork $id --count 4; dsec-run reset $id; dsec-run destroy $id"));
     cli::add_version(app);
     app.require_subcommand(1, 1);
 
@@ -36,6 +39,9 @@ int main(int argc, char** argv) {
     run_tool::add_cp(app, ctx);
     run_tool::add_query(app, ctx);
     run_tool::add_destroy(app, ctx);
+    run_tool::add_snapshot(app, ctx);
+    run_tool::add_fork(app, ctx);
+    run_tool::add_reset(app, ctx);
 
     return cli::main(app, cut, argv, [&] { return ctx.action(); });
 }

@@ -5,7 +5,7 @@
  * (its cwd), with
  *   fd 3      the status pipe: one dsec_report (confine.h), err 0 once the sandbox is ready
  *   fd 4      a pipe holding the dsec_confinement the init applies to itself when ready
- *   fd 5      a mount (idmapped clone) holding the sandbox's upper/ and work/
+ *   fd 5      a mount (idmapped clone) holding the sandbox's upper/ and work/ (kept open)
  *   fd 6..    the layers' mounts (idmapped clones), top first
  *   argv      dsec-init HOSTNAME LAYERS SCRATCH_BYTES USERXATTR   (no host path)
  * It mounts the overlay over the cwd (the mount lives only in this namespace), builds
@@ -184,7 +184,9 @@ static void fsconfig_or_die(int fs, unsigned cmd, const char *key, const char *v
 static void attach_layer(int fd, const char *name) {
     if (mkdirat(scratch, name, 0700) < 0) die("mkdir", name);
     if (move_mount(fd, "", scratch, name, MOVE_MOUNT_F_EMPTY_PATH) < 0) die("move_mount", name);
-    close(fd);
+    /* The upper's stays open: with --disk its tmpfs is in no mount table once the old
+     * root goes, and dsec-run snapshot reads it through /proc/<init>/fd/5. */
+    if (fd != kUpperFd) close(fd);
 }
 
 /* The sandbox's root: an overlay of the layers with the writable upper, mounted by root

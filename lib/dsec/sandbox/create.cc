@@ -9,6 +9,7 @@
 #include "dsec/ns/spawn.h"
 #include "dsec/sandbox/disk.h"
 #include "dsec/sandbox/sandbox.h"
+#include "dsec/sandbox/start.h"
 
 namespace dsec::sandbox {
 
@@ -50,27 +51,6 @@ json resolve_config(const mount::Rootfs& rootfs, const CreateOptions& o) {
     return {{"env", env}, {"workdir", workdir}, {"user", user}};
 }
 
-// The descriptors start_init() needs: the unified cgroup directory and the v1 procs files.
-struct CgroupFds {
-    Fd unified;
-    std::vector<Fd> join;
-};
-
-Result<CgroupFds> open_cgroup_fds(const cgroup::Cgroup& cg) {
-    CgroupFds fds;
-    for (auto& dir : cg.dirs()) {
-        if (dir == cg.unified_dir()) {
-            fds.unified.reset(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-            if (!fds.unified) return fail(sys_error("open", dir));
-            continue;
-        }
-        Fd f(::open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
-        if (!f) return fail(sys_error("open", dir + "/cgroup.procs"));
-        fds.join.push_back(std::move(f));
-    }
-    return fds;
-}
-
 bool sandbox_exists(const std::string& run_dir, const std::string& id) {
     return fs::exists(run_dir + "/sandboxes/" + id);
 }
@@ -93,39 +73,13 @@ Result<json> build(const Paths& paths, const mount::Rootfs& rootfs, const Create
         state["security"]["slot"] = ids.slot;
     }
     if (auto r = install_seccomp(paths, id, sec.seccomp); !r) return fail(r.error());
-    // The init keeps no capability at all once its mounts are made.
-    auto confinement = confinement_for(paths, id, sec, -1, -1, true);
-    if (!confinement) return fail(confinement.error());
-
     auto layout = cgroup::detect();
     if (!layout) return fail(layout.error());
     cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
     if (auto r = cg.create(o.limits); !r) return fail(r.error());
-    auto upper = prepare_upper(rootfs, o.disk);
-    if (!upper) return fail(upper.error());
-    std::string root = paths.root_mount(id);
-    // Searchable by root of the sandbox, which starts in it; empty, and above it all is closed.
-    if (::mkdir(root.c_str(), 0755) < 0 && errno != EEXIST) return fail(sys_error("mkdir", root));
-    auto exe = stage_init(paths.run, o.init_program);
-    if (!exe) return fail(exe.error());
-
-    auto fds = open_cgroup_fds(cg);
-    if (!fds) return fail(fds.error());
-    ns::InitSpec spec;
-    spec.exe_path = *exe;
-    spec.argv = {"dsec-init", o.hostname.empty() ? id.substr(0, 63) : o.hostname,
-                 std::to_string(rootfs.lowerdirs.size()), std::to_string(o.tmp_size), sec.userns ? "1" : "0"};
-    spec.root_dir = root;
-    spec.lowers = rootfs.lowerdirs;
-    spec.upper_dir = upper->dir;
-    spec.upper_mount = upper->tmpfs ? upper->tmpfs.get() : -1;
-    spec.userns = sec.userns;
-    spec.host_uid = ids.host_first;
-    spec.id_count = ns::kIdsPerSandbox;
-    spec.confinement = confinement->get();
-    spec.unified_cgroup_fd = fds->unified ? fds->unified.get() : -1;
-    for (auto& f : fds->join) spec.join_fds.push_back(f.get());
-    auto init = ns::start_init(spec);
+    StartSpec spec{id, o.hostname.empty() ? id.substr(0, 63) : o.hostname, o.init_program, sec, ids, o.disk,
+                   o.tmp_size};
+    auto init = start(paths, rootfs, spec, cg);
     if (!init) return fail(init.error());
 
     state["pid"] = init->pid;

@@ -1,0 +1,70 @@
+#include "dsec/sandbox/start.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "dsec/sandbox/disk.h"
+#include "dsec/sandbox/sandbox.h"
+
+namespace dsec::sandbox {
+
+namespace {
+// The descriptors start_init() needs: the unified cgroup directory and the v1 procs files.
+struct CgroupFds {
+    Fd unified;
+    std::vector<Fd> join;
+};
+
+Result<CgroupFds> open_cgroup_fds(const cgroup::Cgroup& cg) {
+    CgroupFds fds;
+    for (auto& dir : cg.dirs()) {
+        if (dir == cg.unified_dir()) {
+            fds.unified.reset(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+            if (!fds.unified) return fail(sys_error("open", dir));
+            continue;
+        }
+        Fd f(::open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
+        if (!f) return fail(sys_error("open", dir + "/cgroup.procs"));
+        fds.join.push_back(std::move(f));
+    }
+    return fds;
+}
+}  // namespace
+
+Result<ns::Started> start(const Paths& paths, const mount::Rootfs& rootfs, const StartSpec& s,
+                          const cgroup::Cgroup& cg) {
+    const Security& sec = s.security;
+    // The init keeps no capability at all once its mounts are made.
+    auto confinement = confinement_for(paths, s.id, sec, -1, -1, true);
+    if (!confinement) return fail(confinement.error());
+    auto upper = prepare_upper(rootfs, s.disk);
+    if (!upper) return fail(upper.error());
+    std::string root = paths.root_mount(s.id);
+    // Searchable by root of the sandbox, which starts in it; empty, and above it all is closed.
+    if (::mkdir(root.c_str(), 0755) < 0 && errno != EEXIST) return fail(sys_error("mkdir", root));
+    auto exe = stage_init(paths.run, s.init_program);
+    if (!exe) return fail(exe.error());
+
+    auto fds = open_cgroup_fds(cg);
+    if (!fds) return fail(fds.error());
+    ns::InitSpec spec;
+    spec.exe_path = *exe;
+    spec.argv = {"dsec-init", s.hostname, std::to_string(rootfs.lowerdirs.size()), std::to_string(s.tmp_size),
+                 sec.userns ? "1" : "0"};
+    spec.root_dir = root;
+    spec.lowers = rootfs.lowerdirs;
+    spec.upper_dir = upper->dir;
+    spec.upper_mount = upper->tmpfs ? upper->tmpfs.get() : -1;
+    spec.userns = sec.userns;
+    spec.host_uid = s.ids.host_first;
+    spec.id_count = ns::kIdsPerSandbox;
+    spec.confinement = confinement->get();
+    spec.unified_cgroup_fd = fds->unified ? fds->unified.get() : -1;
+    for (auto& f : fds->join) spec.join_fds.push_back(f.get());
+    return ns::start_init(spec);
+}
+
+}  // namespace dsec::sandbox

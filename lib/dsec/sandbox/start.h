@@ -1,0 +1,33 @@
+// Starting a sandbox's init in its (existing) cgroup over a fresh upper: the step create
+// ends with and reset repeats.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "dsec/cgroup/cgroup.h"
+#include "dsec/mount/rootfs.h"
+#include "dsec/ns/idrange.h"
+#include "dsec/ns/spawn.h"
+#include "dsec/sandbox/security.h"
+
+namespace dsec::sandbox {
+
+/// What the init of sandbox `id` is started with.
+struct StartSpec {
+    std::string id;
+    std::string hostname;
+    std::string init_program;  // path of dsec-init
+    Security security;         // its seccomp program installed already (install_seccomp)
+    ns::IdRange ids;           // the host ids claimed for it (userns only)
+    uint64_t disk = 0;         // cap on the upper (0: the rootfs's upper directory)
+    uint64_t tmp_size = 0;     // bytes of the scratch tmpfs
+};
+
+/// Starts the init over `rootfs` (with --disk, on a fresh tmpfs upper) straight into
+/// the cgroup `cg`, and waits until it reports ready.
+/// Errors: the failing confinement, mount, open or clone step (see ns::start_init).
+Result<ns::Started> start(const Paths& paths, const mount::Rootfs& rootfs, const StartSpec& s,
+                          const cgroup::Cgroup& cg);
+
+}  // namespace dsec::sandbox

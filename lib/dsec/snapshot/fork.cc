@@ -1,0 +1,36 @@
+#include "dsec/snapshot/fork.h"
+
+namespace dsec::snapshot {
+
+Result<sandbox::CreateOptions> options_like(const nlohmann::json& state) {
+    sandbox::CreateOptions o;
+    try {
+        const auto& limits = state.value("limits", nlohmann::json::object());
+        o.limits.memory = limits.value("memory", uint64_t(0));
+        o.limits.cpus = limits.value("cpus", 0.0);
+        o.limits.pids = limits.value("pids", uint64_t(0));
+        o.disk = limits.value("disk", uint64_t(0));
+        o.tmp_size = limits.value("tmp", sandbox::kDefaultTmpSize);
+        // The state holds the environment as resolved at create: given whole, it wins over the image's.
+        o.env = state.value("env", std::vector<std::string>{});
+        o.workdir = state.value("workdir", "");
+        o.user = state.value("user", "");
+        o.network = state.value("network", "none");
+        o.labels = state.value("labels", std::map<std::string, std::string>{});
+        for (auto [key, out] : {std::pair{"ttl", &o.ttl_ms}, std::pair{"idle_ttl", &o.idle_ttl_ms}})
+            if (state.contains(key) && state[key].is_number()) *out = uint64_t(state[key].get<double>() * 1000);
+        o.policy = state.value("policy", "");
+    } catch (const nlohmann::json::exception& e) {
+        return fail(make_error("bad_input", std::string("sandbox state field of the wrong type: ") + e.what(),
+                               state.value("id", "")));
+    }
+    auto sec = sandbox::security_from_state(state);
+    if (!sec) return fail(sec.error());
+    o.security = *sec;
+    auto init = sandbox::find_init();
+    if (!init) return fail(init.error());
+    o.init_program = *init;
+    return o;
+}
+
+}  // namespace dsec::snapshot
