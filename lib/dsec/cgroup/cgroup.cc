@@ -83,8 +83,12 @@ Status Cgroup::create(const Limits& limits) {
             (void)write_control(layout_.unified + "/" + parent_ + "/cgroup.subtree_control", c);
         }
     }
-    for (auto& d : dirs_)
-        if (auto r = fs::mkdir_p(d); !r) return fail(r.error());
+    for (auto& d : dirs_) {
+        // ENOENT: dsec-reclaim gc removed the (then empty) parent between the two mkdirs.
+        Status made = fs::mkdir_p(d);
+        for (int again = 0; !made && made.error().err == ENOENT && again < 3; again++) made = fs::mkdir_p(d);
+        if (!made) return fail(made.error());
+    }
     auto need = [&](const char* ctrl, const std::string& file) -> Result<std::string> {
         std::string dir = dir_for(ctrl);
         if (dir.empty() || !fs::exists(dir + "/" + file))

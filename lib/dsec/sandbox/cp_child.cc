@@ -15,6 +15,7 @@
 
 #include "dsec/cgroup/cgroup.h"
 #include "dsec/ns/join.h"
+#include "dsec/sandbox/activity.h"
 #include "dsec/sandbox/limits.h"
 #include "dsec/sandbox/security.h"
 #include "dsec/sys/fs.h"
@@ -103,6 +104,8 @@ Result<copy::Stats> run_copy(const Paths& paths, const std::string& id, Flow flo
     if (auto r = check_id(id); !r) return fail(r.error());
     auto state = load(paths, id);
     if (!state) return fail(state.error());
+    auto in_use = begin_use(paths, id);
+    if (!in_use) return fail(in_use.error());
     auto layout = cgroup::detect();
     if (!layout) return fail(layout.error());
     cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
