@@ -16,14 +16,21 @@ dsec-reclaim swap --zram 1G | jq -e '.active == true and .disksize == 1073741824
 expect_exit 1 dsec-reclaim swap --zram 1G
 
 make_busybox_tree "$T/tree"
+# A process holding 24 MB of anonymous memory (a shell variable) until asked for its length.
+cat > "$T/tree/holder" << 'EOS'
+#!/bin/sh
+x=$(yes 0123456789abcdef | head -c 24000000)
+touch /tmp/ready
+while sleep 1; do [ -e /tmp/ask ] && { echo ${#x} > /tmp/len; rm /tmp/ask; }; done
+EOS
+chmod +x "$T/tree/holder"
 dsec-layer build "$T/tree" --name base > /dev/null
 dsec-run create --layers base --id idle1 --memory 256M > /dev/null
 dsec-run create --layers base --id busy1 > /dev/null
-# A process holding 24 MB of anonymous memory (a shell variable), and 16 MB in a tmpfs file.
+# The holder, and 16 MB in a tmpfs file.
 dsec-run exec idle1 -- sh -c 'head -c 16000000 /dev/urandom > /dev/shm/blob; busybox md5sum /dev/shm/blob > /root/sum
-    (x=$(yes 0123456789abcdef | head -c 24000000); echo $$ > /tmp/holder
-     while sleep 0.2; do [ -e /tmp/ask ] && { echo ${#x} > /tmp/len; rm /tmp/ask; }; done) > /dev/null 2>&1 &
-    while [ ! -e /tmp/holder ]; do sleep 0.1; done' || fail "setting up idle1"
+    /holder > /dev/null 2>&1 & echo $! > /tmp/holder
+    while [ ! -e /tmp/ready ]; do sleep 0.1; done' || fail "setting up idle1"
 holder=$(dsec-run exec idle1 -- cat /tmp/holder)
 sleep 1
 dsec-run exec busy1 -- sleep 4 &
@@ -43,7 +50,8 @@ wait $runner || fail "busy1's command"
 start=$(date +%s%N)
 dsec-run exec idle1 -- true || fail "exec into a paused sandbox"
 first_ms=$(( ($(date +%s%N) - start) / 1000000 ))
-dsec-reclaim status | jq -e 'select(.id == "idle1") | .state == "running"' > /dev/null || fail "not resumed by exec"
+st=$(dsec-reclaim status | jq -c 'select(.id == "idle1")')
+[ "$(echo "$st" | jq -r .state)" = running ] || fail "not resumed by exec: $st"
 dsec-run exec idle1 -- sh -c 'busybox md5sum -c /root/sum > /dev/null' || fail "the tmpfs file changed"
 dsec-run exec idle1 -- sh -c "kill -0 $holder && touch /tmp/ask && while [ -e /tmp/ask ]; do sleep 0.1; done"
 [ "$(dsec-run exec idle1 -- cat /tmp/len)" = 24000000 ] || fail "the holder's memory came back wrong"
