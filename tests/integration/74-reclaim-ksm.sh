@@ -14,12 +14,19 @@ read -r run0 scan0 sleep0 <<< "$saved_settings"
 on_exit "echo $scan0 > $ksm/pages_to_scan; echo $sleep0 > $ksm/sleep_millisecs; echo $run0 > $ksm/run"
 
 make_busybox_tree "$T/tree"
+# 24 MB of one 16-byte pattern in a shell variable: every page alike, in both sandboxes.
+cat > "$T/tree/holder" << 'EOS'
+#!/bin/sh
+x=$(yes 0123456789abcdef | head -c 24000000)
+touch /tmp/ready
+while sleep 1; do :; done
+EOS
+chmod +x "$T/tree/holder"
 dsec-layer build "$T/tree" --name base > /dev/null
 for s in k1 k2; do
     dsec-run create --layers base --id $s > /dev/null
-    # 24 MB of one 16-byte pattern in a shell variable: every page alike, in both sandboxes.
-    dsec-run exec $s -- sh -c '(x=$(yes 0123456789abcdef | head -c 24000000); touch /tmp/ready; exec sleep 600) \
-        > /dev/null 2>&1 & while [ ! -e /tmp/ready ]; do sleep 0.1; done' || fail "holder in $s"
+    dsec-run exec $s -- sh -c '/holder > /dev/null 2>&1 & while [ ! -e /tmp/ready ]; do sleep 0.1; done' \
+        || fail "holder in $s"
 done
 for s in k1 k2; do
     for f in /sys/fs/cgroup/pids/"$DSEC_CGROUP_PARENT"/$s/cgroup.procs /sys/fs/cgroup/unified/"$DSEC_CGROUP_PARENT"/$s/cgroup.procs; do
