@@ -37,7 +37,7 @@ dsec-run exec busy1 -- sleep 4 &
 runner=$!
 
 before=$(dsec-reclaim status | jq -c 'select(.id == "idle1")')
-dsec-reclaim idle --after 0s --sample 300ms > "$T/idle.jsonl"
+dsec-reclaim idle --after 0s --sample 1s > "$T/idle.jsonl"
 jq -se 'map(.id) == ["idle1"]' "$T/idle.jsonl" > /dev/null || fail "paused: $(cat "$T/idle.jsonl") (busy1 must not be)"
 reclaimed=$(jq -r .reclaimed "$T/idle.jsonl")
 [ "$reclaimed" -gt $((20 << 20)) ] || fail "only $reclaimed bytes reclaimed: $(cat "$T/idle.jsonl")"
