@@ -57,10 +57,10 @@ dsec-run exec idle1 -- sh -c "kill -0 $holder && touch /tmp/ask && while [ -e /t
 [ "$(dsec-run exec idle1 -- cat /tmp/len)" = 24000000 ] || fail "the holder's memory came back wrong"
 
 # resume by hand, and cp, wake it as well.
-dsec-reclaim idle --after 0s --sample 200ms | jq -e '.id == "idle1"' > /dev/null || fail "second pause"
+dsec-reclaim idle --after 0s --sample 1s | jq -e '.id == "idle1"' > /dev/null || fail "second pause"
 dsec-reclaim resume idle1 | jq -e '.event == "resumed" and .was_paused == true' > /dev/null || fail "resume"
 dsec-reclaim resume idle1 | jq -e '.was_paused == false' > /dev/null || fail "resume of a running sandbox"
-dsec-reclaim idle --after 0s --sample 200ms | jq -e '.id == "idle1"' > /dev/null || fail "third pause"
+dsec-reclaim idle --after 0s --sample 1s | jq -e '.id == "idle1"' > /dev/null || fail "third pause"
 echo hello > "$T/f"
 dsec-run cp "$T/f" idle1:/root/f > /dev/null || fail "cp into a paused sandbox"
 [ "$(dsec-run exec idle1 -- cat /root/f)" = hello ] || fail "cp"
