@@ -1,5 +1,5 @@
 // dsec-reclaim's decisions and parsers: what gc makes of a sandbox, when a TTL is due,
-// flat CPU, memory.stat (v1 and v2), /proc/meminfo, PSI and /proc/swaps.
+// flat CPU, memory.stat (v1 and v2), /proc/meminfo, PSI, /proc/swaps, and CPU classes.
 #include <doctest/doctest.h>
 
 #include "dsec/reclaim/gc.h"
@@ -7,6 +7,7 @@
 #include "dsec/reclaim/pause.h"
 #include "dsec/reclaim/swap.h"
 #include "dsec/reclaim/ttl.h"
+#include "dsec/sandbox/cpu_class.h"
 
 using namespace dsec;
 using nlohmann::json;
@@ -71,4 +72,19 @@ TEST_CASE("reclaim swap: /proc/swaps lists the device or not") {
     CHECK(reclaim::swap_active(swaps, "/dev/zram0"));
     CHECK_FALSE(reclaim::swap_active(swaps, "/dev/zram1"));
     CHECK_FALSE(reclaim::swap_active("Filename Type Size Used Priority\n", "/dev/zram0"));
+}
+
+TEST_CASE("cpu class: parsed, recorded, applied") {
+    CHECK(sandbox::parse_cpu_class("batch").value() == sandbox::CpuClass::batch);
+    CHECK(sandbox::parse_cpu_class("latency").value() == sandbox::CpuClass::latency);
+    CHECK(sandbox::parse_cpu_class("fast").error().code == "usage");
+    CHECK(sandbox::cpu_class_of(json{{"class", "batch"}}) == sandbox::CpuClass::batch);
+    CHECK(sandbox::cpu_class_of(json::object()) == sandbox::CpuClass::latency);  // states made before classes
+    CHECK(sandbox::cpu_weight(sandbox::CpuClass::batch) == 1);
+    CHECK(sandbox::cpu_weight(sandbox::CpuClass::latency) == 0);
+    dsec_confinement c{};
+    sandbox::apply_cpu_class(sandbox::CpuClass::batch, c);
+    CHECK(c.sched_idle == 1);
+    sandbox::apply_cpu_class(sandbox::CpuClass::latency, c);
+    CHECK(c.sched_idle == 0);
 }

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <sched.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/securebits.h>
@@ -76,6 +77,10 @@ int dsec_confine(const struct dsec_confinement *c, const char **failed_op) {
     /* Identical pages of sandboxes (same layers, same runtimes) can be merged by ksmd; the
      * mark survives fork and execve. EINVAL: a kernel without it, merging is an extra. */
     if (c->memory_merge && prctl(PR_SET_MEMORY_MERGE, 1, 0, 0, 0) < 0 && errno != EINVAL) FAIL("memory merge");
+    if (c->sched_idle) {
+        struct sched_param none = {0};
+        if (syscall(SYS_sched_setscheduler, 0, SCHED_IDLE, &none) < 0) FAIL("SCHED_IDLE");
+    }
     if (c->seccomp_bytes) {
         struct sock_fprog prog = {(unsigned short)(c->seccomp_bytes / sizeof(struct sock_filter)),
                                   (struct sock_filter *)c->seccomp};

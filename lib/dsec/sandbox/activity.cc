@@ -25,7 +25,11 @@ Result<Use> begin_use(const Paths& paths, const std::string& id) {
     auto held = fs::lock(file, fs::LockMode::shared);
     if (!held) return fail(held.error());
     // The mtime is the record of the last use: nothing is written, nothing is synced.
-    if (::utimensat(AT_FDCWD, file.c_str(), nullptr, 0) < 0) return fail(sys_error("utimensat", file));
+    if (::utimensat(AT_FDCWD, file.c_str(), nullptr, 0) < 0) {
+        // Destroyed (by ttl, say) while we waited for the lock.
+        if (errno == ENOENT) return fail(make_error("not_found", "no sandbox \"" + id + "\" (destroyed)", id));
+        return fail(sys_error("utimensat", file));
+    }
     auto layout = cgroup::detect();
     if (!layout) return fail(layout.error());
     cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);

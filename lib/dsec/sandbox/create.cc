@@ -96,11 +96,14 @@ Result<json> build(const Paths& paths, const mount::Rootfs& rootfs, const Create
     // The init keeps no capability at all once its mounts are made.
     auto confinement = confinement_for(paths, id, sec, -1, -1, true);
     if (!confinement) return fail(confinement.error());
+    apply_cpu_class(o.cpu_class, **confinement);
 
     auto layout = cgroup::detect();
     if (!layout) return fail(layout.error());
     cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
-    if (auto r = cg.create(o.limits); !r) return fail(r.error());
+    cgroup::Limits limits = o.limits;
+    limits.cpu_weight = cpu_weight(o.cpu_class);
+    if (auto r = cg.create(limits); !r) return fail(r.error());
     auto upper = prepare_upper(rootfs, o.disk);
     if (!upper) return fail(upper.error());
     std::string root = paths.root_mount(id);
@@ -170,6 +173,7 @@ Result<json> create(const Paths& paths, const mount::Rootfs& rootfs, const Creat
                   {"ttl", o.ttl_ms ? json(double(o.ttl_ms) / 1000) : json(nullptr)},
                   {"idle_ttl", o.idle_ttl_ms ? json(double(o.idle_ttl_ms) / 1000) : json(nullptr)},
                   {"last_exec", nullptr},
+                  {"class", cpu_class_name(o.cpu_class)},
                   {"security", security_record(o.security)}};
     state.update(resolve_config(rootfs, o));
     if (!o.policy.empty()) state["policy"] = o.policy;

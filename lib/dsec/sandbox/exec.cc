@@ -15,6 +15,7 @@
 #include "dsec/cgroup/cgroup.h"
 #include "dsec/ns/join.h"
 #include "dsec/sandbox/activity.h"
+#include "dsec/sandbox/cpu_class.h"
 #include "dsec/sandbox/limits.h"
 #include "dsec/sandbox/relay.h"
 #include "dsec/sandbox/security.h"
@@ -141,6 +142,7 @@ Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOpt
     auto confinement = confinement_for(paths, id, prepared->security, prepared->user.uid, prepared->user.gid);
     if (!confinement) return fail(confinement.error());
     prepared->confinement = std::move(*confinement);
+    apply_cpu_class(cpu_class_of(*state), *prepared->confinement);
     // Held until the command ends: the sandbox is in use (not idle) meanwhile.
     auto in_use = begin_use(paths, id);
     if (!in_use) return fail(in_use.error());
