@@ -66,7 +66,9 @@ dsec-run cp "$T/f" idle1:/root/f > /dev/null || fail "cp into a paused sandbox"
 [ "$(dsec-run exec idle1 -- cat /root/f)" = hello ] || fail "cp"
 expect_exit 1 dsec-reclaim resume nosuch
 
-dsec-run destroy idle1 busy1 > /dev/null
+# A paused sandbox is destroyed like any other.
+dsec-reclaim idle --after 0s --sample 1s | jq -e '.id == "idle1"' > /dev/null || fail "fourth pause"
+dsec-run destroy idle1 busy1 | jq -se 'length == 2 and all(.state == "destroyed")' > /dev/null || fail "destroy of a paused sandbox"
 dsec-reclaim swap --off | jq -e '.active == false' > /dev/null || fail "swap --off"
 ! grep -q zram0 /proc/swaps || fail "zram swap left on"
 echo "ok: idle1 $(echo "$before" | jq -c '{memory, resident, page_cache, swapped}') -> $(echo "$after" | jq -c '{memory, resident, page_cache, swapped}'), reclaimed $reclaimed bytes; first exec after pause ${first_ms} ms"

@@ -34,7 +34,8 @@ procs=/sys/fs/cgroup/pids/$DSEC_CGROUP_PARENT/spin-batch-0/cgroup.procs
 [ -f "$procs" ] || procs=/sys/fs/cgroup/unified/$DSEC_CGROUP_PARENT/spin-batch-0/cgroup.procs
 for pid in $(cat "$procs"); do
     # Field 41 of /proc/PID/stat is the scheduling policy: 5 is SCHED_IDLE.
-    [ "$(sed 's/.*) //' "/proc/$pid/stat" | awk '{print $39}')" = 5 ] || fail "pid $pid of a batch sandbox is not SCHED_IDLE"
+    stat=$(cat "/proc/$pid/stat" 2> /dev/null) || continue
+    [ "$(sed 's/.*) //' <<< "$stat" | awk '{print $39}')" = 5 ] || fail "pid $pid of a batch sandbox is not SCHED_IDLE"
 done
 weight=$(cat /sys/fs/cgroup/cpu/"$DSEC_CGROUP_PARENT"/spin-batch-0/cpu.shares 2> /dev/null ||
          cat /sys/fs/cgroup/unified/"$DSEC_CGROUP_PARENT"/spin-batch-0/cpu.weight)
