@@ -13,6 +13,10 @@ dsec-run create --layers base --id lazy --idle-ttl 3s > /dev/null
 dsec-run create --layers base --id busy --idle-ttl 3s > /dev/null
 dsec-run create --layers base --id forever > /dev/null
 [ -z "$(dsec-reclaim ttl)" ] || fail "ttl destroyed a fresh sandbox"
+# Bad durations are usage errors, with one line on stderr.
+expect_exit 2 dsec-reclaim gc --grace soon
+expect_exit 2 dsec-reclaim idle --after 5parsecs
+[ "$(dsec-reclaim idle --after never 2>&1 > /dev/null | wc -l)" = 1 ] || fail "more than one error line"
 
 # The last exec is the mtime of a file beside the state: the state is not rewritten.
 before=$(stat -c %Y.%y "$DSEC_RUN/sandboxes/forever/state.json")

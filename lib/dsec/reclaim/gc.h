@@ -26,6 +26,7 @@
 
 namespace dsec::reclaim {
 
+/// What a gc pass may do.
 struct GcOptions {
     bool dry_run = false;   // report, remove nothing
     int64_t grace_s = 900;  // see above

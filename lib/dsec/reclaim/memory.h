@@ -20,6 +20,7 @@ struct MemoryUse {
     uint64_t resident = 0;    // anonymous memory in RAM (v1 total_rss, v2 anon)
     uint64_t page_cache = 0;  // file pages (v1 total_cache, v2 file)
     uint64_t swapped = 0;     // anonymous memory in swap (v1 total_swap, v2 memory.swap.current)
+    /// {"memory","resident","page_cache","swapped"}.
     nlohmann::json to_json() const;
 };
 

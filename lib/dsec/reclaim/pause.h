@@ -17,6 +17,7 @@
 
 namespace dsec::reclaim {
 
+/// Which sandboxes count as idle, and whether to pause them.
 struct IdleOptions {
     int64_t after_s = 600;     // no exec or cp for this long
     int64_t sample_ms = 500;   // CPU use is measured over this long

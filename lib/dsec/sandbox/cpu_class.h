@@ -15,6 +15,7 @@
 
 namespace dsec::sandbox {
 
+/// The classes --class takes.
 enum class CpuClass { latency, batch };
 
 /// "latency" or "batch".
