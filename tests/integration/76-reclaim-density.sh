@@ -19,7 +19,8 @@ grep -q '^/dev/zram0 ' /proc/swaps && skip "/dev/zram0 is in use as swap already
 read -r run0 scan0 sleep0 <<< "$(cat $ksm/run) $(cat $ksm/pages_to_scan) $(cat $ksm/sleep_millisecs)"
 on_exit "echo $scan0 > $ksm/pages_to_scan; echo $sleep0 > $ksm/sleep_millisecs; echo $run0 > $ksm/run"
 on_exit "dsec-reclaim swap --off > /dev/null"
-dsec-reclaim swap --zram 2G > /dev/null
+# Room for every sandbox's pushed-out pages (zram allocates only what it stores).
+dsec-reclaim swap --zram "$(( n > 128 ? n * 16 : 2048 ))M" > /dev/null
 
 make_busybox_tree "$T/tree"
 mkdir -p "$T/tree/data"

@@ -106,10 +106,14 @@ Status pause_idle(const dsec::Paths& p, const IdleOptions& o, const Report& repo
         if (cpu) candidates.push_back({id, *cpu, idle});
     }
     if (!candidates.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(o.sample_ms));
+    // Every second reading before any pause: pausing takes time, which must not count as
+    // the sample of the ones after.
+    std::erase_if(candidates, [&](const Candidate& c) {
+        auto cpu = cgroup::Cgroup(*layout, parent, c.id).cpu_usage_ns();
+        return !cpu || *cpu < c.cpu_ns || !cpu_flat(*cpu - c.cpu_ns, o.sample_ms, o.flat_cpu);
+    });
     for (auto& c : candidates) {
         cgroup::Cgroup cg(*layout, parent, c.id);
-        auto cpu = cg.cpu_usage_ns();
-        if (!cpu || !cpu_flat(*cpu - c.cpu_ns, o.sample_ms, o.flat_cpu)) continue;
         // Held while it freezes: an exec arriving meanwhile waits, then thaws it.
         auto claim = sandbox::try_claim_idle(paths, c.id);
         if (!claim) continue;  // an exec or cp runs (or it was destroyed)
