@@ -51,6 +51,9 @@ done
 # An upper dsec-mount made for a create that never came, on a layer nothing else uses.
 dsec-layer ls other | dsec-mount > "$T/orphan.jsonl"
 orphan=$(jq -r .id "$T/orphan.jsonl")
+# An overlay a person looks into (dsec-mount --at) has an upper without a sandbox: it stays.
+dsec-mount --at "$T/look" base > "$T/look.jsonl"
+look=$(jq -r .id "$T/look.jsonl")
 # What an interrupted layer build leaves.
 mkdir -p "$DSEC_ROOT/layers/tmp/build-x1" && echo partial > "$DSEC_ROOT/layers/tmp/build-x1/image"
 echo partial > "$DSEC_ROOT/layers/abc.json.tmp.123"
@@ -88,6 +91,10 @@ left=$(ls -d /sys/fs/cgroup/*/"$DSEC_CGROUP_PARENT"/*/ 2> /dev/null | xargs -rn1
 [ ! -e "$DSEC_ROOT/layers/tmp/build-x1" ] && [ ! -e "$DSEC_ROOT/layers/abc.json.tmp.123" ] || fail "layer build temp files left"
 dsec-layer ls other > /dev/null || fail "gc removed a layer from the store"
 
+[ -d "$DSEC_ROOT/sandboxes/$look" ] && [ -e "$T/look/bin/sh" ] || fail "gc removed the upper of a mounted overlay"
+dsec-mount umount "$T/look"
+dsec-reclaim gc --grace 0s | jq -se "any(.kind == \"orphan_upper\" and .id == \"$look\")" > /dev/null \
+    || fail "the upper of an unmounted --at overlay stays"
 # The live sandbox lost nothing; a second pass finds nothing.
 [ "$(dsec-run exec live -- cat /root/mark)" = kept ] || fail "the live sandbox was touched"
 [ -z "$(dsec-reclaim gc --grace 0s)" ] || fail "a second pass found more"
