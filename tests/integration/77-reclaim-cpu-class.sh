@@ -30,6 +30,8 @@ stop() { for ((i = 0; i < spinners; i++)); do dsec-run destroy "spin-$1-$i" > /d
 alone=$(work)
 spin batch
 jq -e '.class == "batch"' "$DSEC_RUN/sandboxes/spin-batch-0/state.json" > /dev/null || fail "class not recorded"
+dsec-reclaim status | jq -se 'map(select(.type == "sandbox") | {(.id): .class}) | add | .lat == "latency" and ."spin-batch-0" == "batch"' \
+    > /dev/null || fail "status shows no class"
 procs=/sys/fs/cgroup/pids/$DSEC_CGROUP_PARENT/spin-batch-0/cgroup.procs
 [ -f "$procs" ] || procs=/sys/fs/cgroup/unified/$DSEC_CGROUP_PARENT/spin-batch-0/cgroup.procs
 for pid in $(cat "$procs"); do

@@ -5,6 +5,7 @@
 #include "dsec/cgroup/cgroup.h"
 #include "dsec/reclaim/memory.h"
 #include "dsec/sandbox/activity.h"
+#include "dsec/sandbox/cpu_class.h"
 #include "dsec/sandbox/state.h"
 
 namespace dsec::reclaim {
@@ -28,6 +29,7 @@ nlohmann::json sandbox_status(const dsec::Paths& p, const std::string& id) {
                           {"v", 1},
                           {"id", id},
                           {"state", live_state(p, id, st)},
+                          {"class", sandbox::cpu_class_name(sandbox::cpu_class_of(st))},
                           {"age_s", now - created},
                           {"idle_s", now - std::max(created, sandbox::last_use_unix(paths, id))}};
     if (auto layout = cgroup::detect(); layout) {

@@ -9,8 +9,8 @@
 
 namespace dsec::reclaim {
 
-/// {"type":"sandbox","v":1,"id","state","age_s","idle_s","memory","resident","page_cache",
-/// "swapped"}: state is the recorded one, except "dead" for a running sandbox whose init is
+/// {"type":"sandbox","v":1,"id","state","class","age_s","idle_s","memory","resident",
+/// "page_cache","swapped"}: state is the recorded one, except "dead" for a running sandbox whose init is
 /// gone (zombies included) and "paused" for a frozen one; idle_s counts from the last exec
 /// or cp (else from create). Memory fields are absent when the group has none.
 nlohmann::json sandbox_status(const dsec::Paths& paths, const std::string& id);
