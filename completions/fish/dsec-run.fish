@@ -33,6 +33,7 @@ complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l workdir -r
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l user -r
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l ttl -r
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l idle-ttl -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l class -x -a 'latency batch' -d 'CPU class'
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l label -r
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l policy -r
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l layers -r

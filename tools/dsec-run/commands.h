@@ -29,7 +29,7 @@ struct Context {
 /// The create options as typed; validated by to_options().
 struct CreateArgs {
     std::string id, hostname, memory, cpus, pids, disk, workdir, user, network = "none", ttl, idle_ttl, policy;
-    std::string userns = "private", seccomp = "default", tmp_size;
+    std::string userns = "private", seccomp = "default", tmp_size, cpu_class = "latency";
     std::vector<std::string> env, labels, layers, cap_add, cap_drop, ulimits;
     bool verify = false;
     /// Errors: usage for an invalid value (exit 2).

@@ -18,6 +18,8 @@ void add_create_options(CLI::App* cmd, CreateArgs& a) {
         ->check(CLI::IsMember({"none"}));
     cmd->add_option("--ttl", a.ttl, "lifetime, e.g. 30m, recorded for dsec-reclaim");
     cmd->add_option("--idle-ttl", a.idle_ttl, "idle lifetime since the last exec, e.g. 10m, recorded for dsec-reclaim");
+    cmd->add_option("--class", a.cpu_class, "CPU class: latency, or batch (SCHED_IDLE, lowest CPU weight)")
+        ->capture_default_str();
     cmd->add_option("--label", a.labels, "k=v label (repeatable)")->allow_extra_args(false);
     cmd->add_option("--policy", a.policy, "dsec-guard policy file, recorded (applied by dsec-guard)");
     cmd->add_option("--layers", a.layers, "layer names base first (a,b,c): mount them and make a rootfs, no stdin")
@@ -112,6 +114,9 @@ Result<sandbox::CreateOptions> CreateArgs::to_options() const {
     } else {
         o.security.seccomp = seccomp;
     }
+    auto cls = sandbox::parse_cpu_class(cpu_class);
+    if (!cls) return fail(cls.error());
+    o.cpu_class = *cls;
     for (auto [text, out] : {std::pair{&ttl, &o.ttl_ms}, std::pair{&idle_ttl, &o.idle_ttl_ms}}) {
         if (text->empty()) continue;
         auto d = sandbox::parse_duration_ms(*text);

@@ -1,4 +1,6 @@
 // dsec-run ls and inspect: what runs, from the state files and the cgroups.
+#include "dsec/layer/store.h"
+#include "dsec/sandbox/activity.h"
 #include "commands.h"
 
 namespace dsec::run_tool {
@@ -13,13 +15,16 @@ json live_record(const sandbox::Paths& paths, const std::string& id, bool full) 
     json rec = full ? sandbox::public_record(st) : json{{"type", "sandbox"}, {"v", 1}, {"id", id}};
     rec["state"] = s;
     rec["age_s"] = sandbox::now_unix() - st.value("created_unix", sandbox::now_unix());
-    rec["last_exec"] = st.value("last_exec", json(nullptr));
+    // The last exec is the activity file's mtime (written without touching the state).
+    int64_t used = sandbox::last_use_unix(paths, id);
+    rec["last_exec"] = used > 0 ? json(layer::rfc3339(used)) : st.value("last_exec", json(nullptr));
     rec["labels"] = st.value("labels", json::object());
     if (auto layout = cgroup::detect(); layout) {
         cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
         if (auto m = cg.memory_usage(); m) rec["memory"] = *m;
         if (auto c = cg.cpu_usage_ns(); c) rec["cpu_s"] = double(*c) / 1e9;
         if (auto oom = cg.oom_kills(); oom) rec["oom_kills"] = oom;
+        if (s == "running" && cg.frozen()) rec["state"] = "paused";
     }
     return rec;
 }

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <set>
@@ -83,8 +84,12 @@ Status Cgroup::create(const Limits& limits) {
             (void)write_control(layout_.unified + "/" + parent_ + "/cgroup.subtree_control", c);
         }
     }
-    for (auto& d : dirs_)
-        if (auto r = fs::mkdir_p(d); !r) return fail(r.error());
+    for (auto& d : dirs_) {
+        // ENOENT: dsec-reclaim gc removed the (then empty) parent between the two mkdirs.
+        Status made = fs::mkdir_p(d);
+        for (int again = 0; !made && made.error().err == ENOENT && again < 3; again++) made = fs::mkdir_p(d);
+        if (!made) return fail(made.error());
+    }
     auto need = [&](const char* ctrl, const std::string& file) -> Result<std::string> {
         std::string dir = dir_for(ctrl);
         if (dir.empty() || !fs::exists(dir + "/" + file))
@@ -122,6 +127,14 @@ Status Cgroup::create(const Limits& limits) {
             if (auto r = write_control(*dir + "/cpu.max", std::to_string(quota) + " " + std::to_string(kCpuPeriodUs)); !r)
                 return r;
         }
+    }
+    if (limits.cpu_weight) {
+        // v1's cpu.shares is 1024 where v2's cpu.weight is 100 (and at least 2).
+        bool v1 = layout_.on_v1("cpu");
+        auto dir = need("cpu", v1 ? "cpu.shares" : "cpu.weight");
+        if (!dir) return fail(dir.error());
+        uint64_t value = v1 ? std::max<uint64_t>(2, limits.cpu_weight * 1024 / 100) : limits.cpu_weight;
+        if (auto r = write_control(*dir + (v1 ? "/cpu.shares" : "/cpu.weight"), std::to_string(value)); !r) return r;
     }
     if (limits.pids) {
         auto dir = need("pids", "pids.max");

@@ -16,6 +16,7 @@ struct Limits {
     uint64_t memory = 0;  // bytes
     double cpus = 0;      // CPUs' worth of time per period
     uint64_t pids = 0;    // tasks
+    uint64_t cpu_weight = 0;  // share of contended CPU, v2 scale (1-10000, default 100)
 };
 
 /// The cgroup of one sandbox. Holds only paths: nothing is removed unless remove() is

@@ -21,8 +21,10 @@ std::string strip_prefix(const std::string& ref) {
 }
 }  // namespace
 
-std::string now_rfc3339() {
-    std::time_t t = std::time(nullptr);
+std::string now_rfc3339() { return rfc3339(int64_t(std::time(nullptr))); }
+
+std::string rfc3339(int64_t unix_seconds) {
+    std::time_t t = std::time_t(unix_seconds);
     std::tm tm;
     gmtime_r(&t, &tm);
     char buf[32];

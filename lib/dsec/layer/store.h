@@ -60,6 +60,8 @@ Status check_name(const std::string& name);
 
 /// "2026-12-02T17:05:22Z" for now.
 std::string now_rfc3339();
+/// The same for `unix_seconds`.
+std::string rfc3339(int64_t unix_seconds);
 
 /// A build's private staging directory, locked for as long as the build runs so that
 /// `gc` can tell a live build from the leftovers of a killed one.

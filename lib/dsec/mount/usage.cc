@@ -32,6 +32,13 @@ unsigned long long process_start(int pid) {
 bool process_alive(int pid, unsigned long long start) {
     if (pid <= 0) return false;
     if (::kill(pid, 0) < 0 && errno == ESRCH) return false;
+    // A zombie has exited and only waits for its parent: it runs nothing and holds no
+    // namespace, so it counts as dead (field 3 of its stat is Z, or X while reaped).
+    auto stat = fs::read_file("/proc/" + std::to_string(pid) + "/stat");
+    auto close = stat ? stat->rfind(')') : std::string::npos;
+    if (close == std::string::npos || close + 2 >= stat->size()) return false;
+    char state = (*stat)[close + 2];
+    if (state == 'Z' || state == 'X') return false;
     return start == 0 || process_start(pid) == start;
 }
 

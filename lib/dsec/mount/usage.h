@@ -14,7 +14,7 @@ namespace dsec::mount {
 /// pid) and "rootfs" (the rootfs record with its "layers").
 std::string sandboxes_dir(const std::string& run_dir);
 
-/// True when the process `pid` exists and, if `start` is non-zero, started at `start`
+/// True when the process `pid` exists, is not a zombie and, if `start` is non-zero, started at `start`
 /// (clock ticks since boot, as /proc/<pid>/stat says).
 bool process_alive(int pid, unsigned long long start);
 

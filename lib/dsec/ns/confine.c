@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <sched.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/securebits.h>
@@ -12,6 +13,10 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#ifndef PR_SET_MEMORY_MERGE
+#define PR_SET_MEMORY_MERGE 67
+#endif
 
 #define FAIL(step)          \
     do {                    \
@@ -68,6 +73,13 @@ int dsec_confine(const struct dsec_confinement *c, const char **failed_op) {
         if (want.rlim_max > now.rlim_max) want.rlim_max = now.rlim_max;
         if (want.rlim_cur > want.rlim_max) want.rlim_cur = want.rlim_max;
         if (syscall(SYS_setrlimit, c->rlimits[i].resource, &want) < 0) FAIL("setrlimit");
+    }
+    /* Identical pages of sandboxes (same layers, same runtimes) can be merged by ksmd; the
+     * mark survives fork and execve. EINVAL: a kernel without it, merging is an extra. */
+    if (c->memory_merge && prctl(PR_SET_MEMORY_MERGE, 1, 0, 0, 0) < 0 && errno != EINVAL) FAIL("memory merge");
+    if (c->sched_idle) {
+        struct sched_param none = {0};
+        if (syscall(SYS_sched_setscheduler, 0, SCHED_IDLE, &none) < 0) FAIL("SCHED_IDLE");
     }
     if (c->seccomp_bytes) {
         struct sock_fprog prog = {(unsigned short)(c->seccomp_bytes / sizeof(struct sock_filter)),

@@ -79,6 +79,7 @@ Result<std::unique_ptr<dsec_confinement>> make_confinement(int64_t uid, int64_t 
     c->uid = uid;
     c->gid = gid;
     c->caps = caps;
+    c->memory_merge = 1;
     auto add = [&](int resource, uint64_t soft, uint64_t hard) {
         c->rlimits[c->n_rlimits].resource = resource;
         c->rlimits[c->n_rlimits].limit = {rlim_t(soft), rlim_t(hard)};

@@ -58,7 +58,9 @@ Result<IdRange> claim_ids(const std::string& run_dir, const IdPool& pool, const 
         if (!took) return fail(took.error());
         if (!*took) {
             auto holder = fs::read_file(path);
-            if (!holder || alive(run_dir, *holder)) continue;
+            // Empty: a claim killed between creating the file and writing its owner (we
+            // hold the lock it held, so it is not being written now).
+            if (!holder || (!holder->empty() && alive(run_dir, *holder))) continue;
             // Its sandbox is gone without releasing it (a crash): reuse it.
             if (::unlink(path.c_str()) < 0 && errno != ENOENT) return fail(sys_error("unlink", path));
             took = take(path, owner);

@@ -15,6 +15,8 @@
 
 #include "dsec/cgroup/cgroup.h"
 #include "dsec/ns/join.h"
+#include "dsec/sandbox/activity.h"
+#include "dsec/sandbox/cpu_class.h"
 #include "dsec/sandbox/limits.h"
 #include "dsec/sandbox/security.h"
 #include "dsec/sys/fs.h"
@@ -103,6 +105,8 @@ Result<copy::Stats> run_copy(const Paths& paths, const std::string& id, Flow flo
     if (auto r = check_id(id); !r) return fail(r.error());
     auto state = load(paths, id);
     if (!state) return fail(state.error());
+    auto in_use = begin_use(paths, id);
+    if (!in_use) return fail(in_use.error());
     auto layout = cgroup::detect();
     if (!layout) return fail(layout.error());
     cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
@@ -110,6 +114,7 @@ Result<copy::Stats> run_copy(const Paths& paths, const std::string& id, Flow flo
     if (!security) return fail(security.error());
     auto confinement = confinement_for(paths, id, *security, 0, 0);
     if (!confinement) return fail(confinement.error());
+    apply_cpu_class(cpu_class_of(*state), **confinement);
     ns::JoinSpec spec{state->value("pid", 0), state->value("pid_start", 0ULL), cg.procs_files(), CLONE_NEWNS,
                       security->userns, {}};
 

@@ -76,9 +76,11 @@ Result<json> build(const Paths& paths, const mount::Rootfs& rootfs, const Create
     auto layout = cgroup::detect();
     if (!layout) return fail(layout.error());
     cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
-    if (auto r = cg.create(o.limits); !r) return fail(r.error());
+    cgroup::Limits limits = o.limits;
+    limits.cpu_weight = cpu_weight(o.cpu_class);
+    if (auto r = cg.create(limits); !r) return fail(r.error());
     StartSpec spec{id, o.hostname.empty() ? id.substr(0, 63) : o.hostname, o.init_program, sec, ids, o.disk,
-                   o.tmp_size};
+                   o.tmp_size, o.cpu_class};
     auto init = start(paths, rootfs, spec, cg);
     if (!init) return fail(init.error());
 
@@ -124,6 +126,7 @@ Result<json> create(const Paths& paths, const mount::Rootfs& rootfs, const Creat
                   {"ttl", o.ttl_ms ? json(double(o.ttl_ms) / 1000) : json(nullptr)},
                   {"idle_ttl", o.idle_ttl_ms ? json(double(o.idle_ttl_ms) / 1000) : json(nullptr)},
                   {"last_exec", nullptr},
+                  {"class", cpu_class_name(o.cpu_class)},
                   {"security", security_record(o.security)}};
     state.update(resolve_config(rootfs, o));
     if (!o.policy.empty()) state["policy"] = o.policy;

@@ -14,6 +14,8 @@
 
 #include "dsec/cgroup/cgroup.h"
 #include "dsec/ns/join.h"
+#include "dsec/sandbox/activity.h"
+#include "dsec/sandbox/cpu_class.h"
 #include "dsec/sandbox/limits.h"
 #include "dsec/sandbox/relay.h"
 #include "dsec/sandbox/security.h"
@@ -118,15 +120,6 @@ void kill_session(const cgroup::Cgroup& cg, int sid) {
         if (session_of(pid) == sid) ::kill(pid, SIGKILL);
 }
 
-Status record_exec(const Paths& paths, const std::string& id) {
-    auto held = lock(paths, id);
-    if (!held) return fail(held.error());
-    auto state = load(paths, id);
-    if (!state) return fail(state.error());
-    (*state)["last_exec"] = now_rfc3339();
-    (*state)["last_exec_unix"] = now_unix();
-    return save(paths, *state);
-}
 }  // namespace
 
 nlohmann::json ExecResult::to_record(const std::string& id) const {
@@ -153,7 +146,10 @@ Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOpt
     auto confinement = confinement_for(paths, id, prepared->security, prepared->user.uid, prepared->user.gid);
     if (!confinement) return fail(confinement.error());
     prepared->confinement = std::move(*confinement);
-    if (auto r = record_exec(paths, id); !r) return fail(r.error());
+    apply_cpu_class(cpu_class_of(*state), *prepared->confinement);
+    // Held until the command ends: the sandbox is in use (not idle) meanwhile.
+    auto in_use = begin_use(paths, id);
+    if (!in_use) return fail(in_use.error());
 
     auto layout = cgroup::detect();
     if (!layout) return fail(layout.error());

@@ -77,6 +77,7 @@ Result<Reset> reset(const Paths& paths, const std::string& id) {
     const auto& limits = state->value("limits", nlohmann::json::object());
     spec.disk = limits.value("disk", uint64_t(0));
     spec.tmp_size = limits.value("tmp", kDefaultTmpSize);
+    spec.cpu_class = cpu_class_of(*state);
 
     Reset out;
     // A paused sandbox is thawed first: the new init must run, and SIGKILL lands on thaw.

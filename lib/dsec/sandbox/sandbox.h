@@ -9,6 +9,7 @@
 
 #include "dsec/cgroup/cgroup.h"
 #include "dsec/mount/rootfs.h"
+#include "dsec/sandbox/cpu_class.h"
 #include "dsec/sandbox/limits.h"
 #include "dsec/sandbox/security.h"
 #include "dsec/sandbox/state.h"
@@ -37,6 +38,7 @@ struct CreateOptions {
     std::string init_program;           // path of dsec-init
     Security security;                  // user namespace, capabilities, limits, seccomp
     uint64_t tmp_size = kDefaultTmpSize;  // bytes of the tmpfs behind /tmp, /dev/shm, /dev
+    CpuClass cpu_class = CpuClass::latency;
 };
 
 /// Creates one sandbox from a mounted rootfs and returns its state record. The state is

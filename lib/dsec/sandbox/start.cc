@@ -40,6 +40,7 @@ Result<ns::Started> start(const Paths& paths, const mount::Rootfs& rootfs, const
     // The init keeps no capability at all once its mounts are made.
     auto confinement = confinement_for(paths, s.id, sec, -1, -1, true);
     if (!confinement) return fail(confinement.error());
+    apply_cpu_class(s.cpu_class, **confinement);
     auto upper = prepare_upper(rootfs, s.disk);
     if (!upper) return fail(upper.error());
     std::string root = paths.root_mount(s.id);

@@ -9,6 +9,7 @@
 #include "dsec/mount/rootfs.h"
 #include "dsec/ns/idrange.h"
 #include "dsec/ns/spawn.h"
+#include "dsec/sandbox/cpu_class.h"
 #include "dsec/sandbox/security.h"
 
 namespace dsec::sandbox {
@@ -22,6 +23,7 @@ struct StartSpec {
     ns::IdRange ids;           // the host ids claimed for it (userns only)
     uint64_t disk = 0;         // cap on the upper (0: the rootfs's upper directory)
     uint64_t tmp_size = 0;     // bytes of the scratch tmpfs
+    CpuClass cpu_class = CpuClass::latency;
 };
 
 /// Starts the init over `rootfs` (with --disk, on a fresh tmpfs upper) straight into

@@ -1,0 +1,44 @@
+#include "dsec/reclaim/ksm.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "dsec/sys/fs.h"
+
+namespace dsec::reclaim {
+
+namespace {
+constexpr const char* kKsm = "/sys/kernel/mm/ksm";
+
+int64_t read_ksm(const char* name) {
+    auto text = fs::read_file(std::string(kKsm) + "/" + name);
+    return text ? std::strtoll(text->c_str(), nullptr, 10) : 0;
+}
+}  // namespace
+
+Status ksm_run(bool on) {
+    std::string path = std::string(kKsm) + "/run";
+    if (!fs::exists(path)) return fail(make_error("unsupported", "the kernel has no KSM", path));
+    Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+    if (!fd) return fail(sys_error("open", path));
+    if (::write(fd.get(), on ? "1" : "0", 1) < 0) return fail(sys_error("write", path));
+    return {};
+}
+
+nlohmann::json ksm_status() {
+    int64_t page = ::sysconf(_SC_PAGESIZE);
+    int64_t sharing = read_ksm("pages_sharing");
+    std::string profit = std::string(kKsm) + "/general_profit";
+    return {{"type", "ksm"},
+            {"v", 1},
+            {"running", read_ksm("run") == 1},
+            {"pages_shared", read_ksm("pages_shared")},
+            {"pages_sharing", sharing},
+            {"pages_unshared", read_ksm("pages_unshared")},
+            {"full_scans", read_ksm("full_scans")},
+            {"saved", fs::exists(profit) ? read_ksm("general_profit") : sharing * page}};
+}
+
+}  // namespace dsec::reclaim

@@ -1,0 +1,42 @@
+#include "dsec/reclaim/status.h"
+
+#include <algorithm>
+
+#include "dsec/cgroup/cgroup.h"
+#include "dsec/reclaim/memory.h"
+#include "dsec/sandbox/activity.h"
+#include "dsec/sandbox/cpu_class.h"
+#include "dsec/sandbox/state.h"
+
+namespace dsec::reclaim {
+
+std::string live_state(const dsec::Paths& p, const std::string& id, const nlohmann::json& state) {
+    std::string s = state.value("state", "broken");
+    if (s != "running") return s;
+    if (!sandbox::init_alive(state)) return "dead";
+    auto layout = cgroup::detect();
+    if (layout && cgroup::Cgroup(*layout, sandbox::Paths(p).cgroup_parent(), id).frozen()) return "paused";
+    return s;
+}
+
+nlohmann::json sandbox_status(const dsec::Paths& p, const std::string& id) {
+    sandbox::Paths paths(p);
+    auto state = sandbox::load(paths, id);
+    nlohmann::json st = state ? *state : nlohmann::json{{"state", "broken"}};
+    int64_t now = sandbox::now_unix();
+    int64_t created = st.value("created_unix", now);
+    nlohmann::json rec = {{"type", "sandbox"},
+                          {"v", 1},
+                          {"id", id},
+                          {"state", live_state(p, id, st)},
+                          {"class", sandbox::cpu_class_name(sandbox::cpu_class_of(st))},
+                          {"age_s", now - created},
+                          {"idle_s", now - std::max(created, sandbox::last_use_unix(paths, id))}};
+    if (auto layout = cgroup::detect(); layout) {
+        std::string dir = memory_dir(*layout, paths.cgroup_parent(), id);
+        if (auto m = memory_use(*layout, dir); m && !dir.empty()) rec.update(m->to_json());
+    }
+    return rec;
+}
+
+}  // namespace dsec::reclaim

@@ -1,0 +1,22 @@
+#include "dsec/sandbox/cpu_class.h"
+
+namespace dsec::sandbox {
+
+const char* cpu_class_name(CpuClass c) { return c == CpuClass::batch ? "batch" : "latency"; }
+
+Result<CpuClass> parse_cpu_class(const std::string& text) {
+    if (text == "latency") return CpuClass::latency;
+    if (text == "batch") return CpuClass::batch;
+    return fail(make_error("usage", "--class must be latency or batch, got \"" + text + "\""));
+}
+
+CpuClass cpu_class_of(const nlohmann::json& state) {
+    auto it = state.find("class");
+    return it != state.end() && it->is_string() && *it == "batch" ? CpuClass::batch : CpuClass::latency;
+}
+
+uint64_t cpu_weight(CpuClass c) { return c == CpuClass::batch ? 1 : 0; }
+
+void apply_cpu_class(CpuClass c, dsec_confinement& confinement) { confinement.sched_idle = c == CpuClass::batch; }
+
+}  // namespace dsec::sandbox
