@@ -1,0 +1,34 @@
+#!/bin/bash
+# A policy that parses but fails to apply (a read-only path the image lacks, a hidden
+# path under a read-only one that cannot be covered) leaves no sandbox: no state, no
+# init, no cgroup, no mount, a clear error naming the step and path; the same create
+# without the bad rule then works with the same id.
+. "$(dirname "$0")/lib.sh"
+
+make_busybox_tree "$T/base"
+dsec-layer build "$T/base" --name base > /dev/null
+cat > "$T/bad.json" <<'JSON'
+{"files": {"hidden": ["/etc/passwd"], "read_only": ["/usr", "/no/such/dir"]}}
+JSON
+host_mounts() { grep -vc " $DSEC_RUN/layers" /proc/self/mounts; }
+mounts_before=$(host_mounts)
+rc=0
+dsec-run create --layers base --id half --policy "$T/bad.json" > "$T/out" 2> "$T/err" || rc=$?
+[ "$rc" = 1 ] || fail "create with a policy that cannot apply: exit $rc"
+[ "$(jq -r .type "$T/out")" = error ] || fail "no error record: $(cat "$T/out")"
+grep -q "applying the policy" "$T/err" || fail "the error does not say what failed: $(cat "$T/err")"
+grep -q "/no/such/dir" "$T/err" || fail "the error does not name the path: $(cat "$T/err")"
+[ "$(wc -l < "$T/err")" = 1 ] || fail "more than one line on stderr: $(cat "$T/err")"
+[ -z "$(dsec-run ls)" ] || fail "a sandbox is left: $(dsec-run ls)"
+[ ! -e "$DSEC_RUN/sandboxes/half" ] || fail "the state directory is left"
+[ "$(host_mounts)" = "$mounts_before" ] || fail "mounts are left"
+for d in /sys/fs/cgroup/*/"$DSEC_CGROUP_PARENT"/half /sys/fs/cgroup/"$DSEC_CGROUP_PARENT"/half; do
+    [ ! -e "$d" ] || fail "cgroup left: $d"
+done
+# The same id, the policy without the bad path: created, and the rest applied.
+sed -i 's|, "/no/such/dir"||' "$T/bad.json"
+dsec-run create --layers base --id half --policy "$T/bad.json" > /dev/null || fail "create after fixing the policy"
+on_exit "dsec-run destroy --force half > /dev/null"
+[ -z "$(dsec-run exec half -- cat /etc/passwd)" ] || fail "/etc/passwd is not hidden"
+if dsec-run exec half -- touch /usr/x 2> /dev/null; then fail "/usr is writable"; fi
+echo ok
