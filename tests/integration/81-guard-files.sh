@@ -93,6 +93,12 @@ dsec-run exec guarded -- sh -c 'echo data > /tmp/out && cat /tmp/out' | grep -qx
 dsec-run exec open -- touch /new || fail "the open sandbox's root is not writable"
 expect guarded EPERM remount_rw /
 expect guarded EPERM setattr_rw /
+# dsec-run cp goes through the same mounts: refused into /etc and under the cover.
+echo copied-in > "$T/in"
+expect_exit 1 dsec-run cp "$T/in" guarded:/etc/in > /dev/null 2>&1
+expect_exit 1 dsec-run cp "$T/in" guarded:/answers/in > /dev/null 2>&1
+dsec-run cp "$T/in" guarded:/work/in > /dev/null || fail "cp into /work"
+[ "$(dsec-run exec guarded -- cat /work/in)" = copied-in ] || fail "cp into /work did not land"
 
 # A second exec still sees the same (the mounts live in the sandbox's namespace).
 [ -z "$(dsec-run exec guarded -- ls -A /answers)" ] || fail "the cover is gone on a later exec"
