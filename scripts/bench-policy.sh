@@ -32,13 +32,6 @@ for i in $(seq 1 "$n"); do
         echo "$b $((t1 - t0)) $((t2 - t1))"
     done
 done > "$T/rounds"
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-col=2
-for what in create exec; do
-    o=$(awk -v c=$col '$1=="none"{print $c}' "$T/rounds" | median)
-    w=$(awk -v c=$col '$1=="policy"{print $c}' "$T/rounds" | median)
-    r=$(paste <(awk -v c=$col '$1=="none"{print $c}' "$T/rounds") <(awk -v c=$col '$1=="policy"{print $c}' "$T/rounds") |
-        awk '{print $2/$1}' | median)
-    echo "$what: no policy ${o} us, policy ${w} us, policy/none ${r} (median of $n pairs)"
-    col=$((col + 1))
-done
+# shellcheck source=bench-pairs-lib.sh
+. "$src/scripts/bench-pairs-lib.sh"
+report_pairs "$T/rounds" none policy create exec
