@@ -21,7 +21,8 @@ dsec-layer build "$T/task" --name task > /dev/null
 cat > "$T/policy.json" <<'JSON'
 {"files": {"read_only": ["/"], "read_write": ["/work"], "hidden": ["/answers", "/etc/grader-token", "/not-there"]}}
 JSON
-host_mounts() { grep -vc " $DSEC_RUN/layers" /proc/self/mounts; }
+# The layers and the covers of hidden paths are mounted once per host (run directory).
+host_mounts() { grep -vcE " $DSEC_RUN/(layers|guard)" /proc/self/mounts; }
 mounts_before=$(host_mounts)
 dsec-run create --layers task --id open > /dev/null
 on_exit "dsec-run destroy --force open > /dev/null"
@@ -33,6 +34,14 @@ on_exit "dsec-run destroy --force guarded > /dev/null"
 # Without the policy the secret is there: the checks below can fail.
 dsec-run exec open -- cat /answers/deep/ref.txt | grep -qx "$secret" || fail "the open sandbox lacks the answer"
 dsec-run exec open -- cat /etc/grader-token | grep -qx "$secret" || fail "the open sandbox lacks the token"
+
+# The covers are clones of the host's one cover tmpfs: no superblock per sandbox, and the
+# sandbox's mount table names no host path.
+[ "$(dsec-run exec guarded -- stat -c %d /answers)" = "$(stat -c %d "$DSEC_RUN/guard")" ] \
+    || fail "the cover of /answers is not the host's cover tmpfs"
+[ "$(dsec-run exec guarded -- stat -c %d /etc/grader-token)" = "$(stat -c %d "$DSEC_RUN/guard")" ] \
+    || fail "the cover of /etc/grader-token is not the host's cover tmpfs"
+no_host_path "the guarded sandbox's mountinfo" "$(dsec-run exec guarded -- cat /proc/self/mountinfo)"
 
 # The tricks, each of which must print nothing of the secret (root inside).
 # shellcheck disable=SC2016 # the sandbox's shell expands these

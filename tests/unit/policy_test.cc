@@ -217,3 +217,41 @@ TEST_CASE("policy: limits only ever get tighter") {
     CHECK(o.security.rlimits.nofile_soft == 1024);
     CHECK(o.security.rlimits.nofile_hard == 4096);
 }
+
+TEST_CASE("policy: create takes a policy whole or refuses it") {
+    auto tmp = fs::TempDir::make("/tmp", "dsec-unit-policy.");
+    REQUIRE(tmp);
+    const std::string& dir = tmp->path();
+    auto write = [&](const std::string& name, const std::string& text) {
+        REQUIRE(fs::atomic_write(dir + "/" + name, text));
+        return dir + "/" + name;
+    };
+    SUBCASE("files, syscalls and limits are taken") {
+        sandbox::CreateOptions o;
+        o.limits.pids = 4096;
+        REQUIRE(sandbox::use_policy(write("ok.json", R"({"files": {"hidden": ["/a"]}, "limits": {"pids": 9}})"), o));
+        REQUIRE(o.guard);
+        CHECK(o.guard->files.hidden == std::vector<std::string>{"/a"});
+        CHECK(o.limits.pids == 9);
+        CHECK(o.policy == dir + "/ok.json");
+    }
+    SUBCASE("network rules are refused: they are not enforced") {
+        sandbox::CreateOptions o;
+        auto r = sandbox::use_policy(write("net.json", R"({"network": {"allow": [{"cidr": "10.0.0.0/8"}]}})"), o);
+        REQUIRE(!r);
+        CHECK(r.error().code == "unsupported");
+        CHECK(!o.guard);
+    }
+    SUBCASE("syscall changes need a profile to change") {
+        sandbox::CreateOptions o;
+        o.security.seccomp = "unconfined";
+        CHECK(!sandbox::use_policy(write("sys.json", R"({"syscalls": {"deny": ["chroot"]}})"), o));
+    }
+    SUBCASE("a bad policy names the file and the field") {
+        sandbox::CreateOptions o;
+        auto r = sandbox::use_policy(write("bad.json", R"({"limits": {"pids": -1}})"), o);
+        REQUIRE(!r);
+        CHECK(r.error().path == dir + "/bad.json");
+        CHECK(r.error().message.starts_with("policy: limits.pids"));
+    }
+}

@@ -1,5 +1,5 @@
 // Mounting a policy's file rules from a child that joined the sandbox's user and mount
-// namespaces. The child may be forked from a multi-threaded dsec-run: it only makes raw
+// namespaces; the covers of hidden paths are cloned on the host beforehand. The child may be forked from a multi-threaded dsec-run: it only makes raw
 // system calls on data prepared before the fork.
 #include "dsec/guard/files.h"
 
@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "dsec/guard/covers.h"
 #include "dsec/ns/confine.h"
 #include "dsec/ns/confinement.h"
 
@@ -31,55 +32,44 @@ size_t depth(const std::string& path) { return path == "/" ? 0 : size_t(std::cou
     ::_exit(1);
 }
 
-// One tmpfs (one superblock, whatever the number of hidden paths) holding an empty
-// directory "d" and an empty file "f", read-only once they exist.
-int make_covers(int report_fd) {
-    int fs = int(::syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC));
-    if (fs < 0) die(report_fd, "fsopen", "tmpfs");
-    if (::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", "4k", 0) < 0 ||
-        ::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "nr_inodes", "4", 0) < 0 ||
-        ::syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0555", 0) < 0 ||
-        ::syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) < 0)
-        die(report_fd, "fsconfig", "tmpfs");
-    int mnt = int(::syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
-                            MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC));
-    if (mnt < 0) die(report_fd, "fsmount", "tmpfs");
-    ::close(fs);
-    if (::mkdirat(mnt, "d", 0555) < 0) die(report_fd, "mkdir", "empty directory");
-    int f = ::openat(mnt, "f", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
-    if (f < 0) die(report_fd, "create", "empty file");
-    ::close(f);
-    struct mount_attr attr = {};
-    attr.attr_set = MOUNT_ATTR_RDONLY;
-    if (::syscall(SYS_mount_setattr, mnt, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0)
-        die(report_fd, "mount_setattr", "empty tmpfs");
-    return mnt;
-}
-
-// Attaches a clone of `what` (a path under `dirfd`) at `path`.
-void attach_clone(int dirfd, const char* what, unsigned extra, const struct mount_attr* attr, const char* path,
-                  int report_fd) {
-    int fd = int(::syscall(SYS_open_tree, dirfd, what, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | extra));
-    if (fd < 0) die(report_fd, "open_tree", path);
-    if (attr && ::syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, attr, sizeof *attr) < 0)
-        die(report_fd, "mount_setattr", path);
+// Attaches the detached mount `fd` at `path`.
+void attach(int fd, const char* path, int report_fd) {
     if (::syscall(SYS_move_mount, fd, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
         die(report_fd, "move_mount", path);
     ::close(fd);
 }
 
-[[noreturn]] void apply_in_child(const std::vector<std::pair<FileStep, std::string>>& plan, int report_fd) {
-    int covers = -1;
+// Attaches a clone of `what` (a path under `dirfd`) at `path`.
+void attach_clone(int dirfd, const char* what, const struct mount_attr* attr, const char* path, int report_fd) {
+    int fd = int(::syscall(SYS_open_tree, dirfd, what, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
+    if (fd < 0) die(report_fd, "open_tree", path);
+    if (::syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, attr, sizeof *attr) < 0)
+        die(report_fd, "mount_setattr", path);
+    attach(fd, path, report_fd);
+}
+
+// The covers of the hidden paths, cloned on the host: for the i-th hidden path, dirs[i]
+// and files[i] (the child attaches the one that fits and leaves the other).
+struct Covers {
+    std::vector<Fd> dirs, files;
+};
+
+[[noreturn]] void apply_in_child(const std::vector<std::pair<FileStep, std::string>>& plan, const Covers& covers,
+                                 int report_fd) {
+    size_t hidden = 0;
     for (const auto& [step, path] : plan) {
         const char* p = path.c_str();
         struct statx stx;
         if (::statx(AT_FDCWD, p, 0, STATX_TYPE, &stx) < 0) {
-            if (errno == ENOENT && step == FileStep::hide) continue;
+            if (errno == ENOENT && step == FileStep::hide) {
+                hidden++;
+                continue;
+            }
             die(report_fd, "statx", p);
         }
         if (step == FileStep::hide) {
-            if (covers < 0) covers = make_covers(report_fd);
-            attach_clone(covers, S_ISDIR(stx.stx_mode) ? "d" : "f", 0, nullptr, p, report_fd);
+            const auto& pick = S_ISDIR(stx.stx_mode) ? covers.dirs : covers.files;
+            attach(pick[hidden++].get(), p, report_fd);
             continue;
         }
         struct mount_attr attr = {};
@@ -91,8 +81,8 @@ void attach_clone(int dirfd, const char* what, unsigned extra, const struct moun
                 die(report_fd, "mount_setattr", p);
             continue;
         }
-        // Recursive: what is mounted beneath (a hidden path's cover, /proc) comes along.
-        attach_clone(AT_FDCWD, p, AT_RECURSIVE, &attr, p, report_fd);
+        // Recursive: what is mounted beneath (/proc under "/", say) comes along.
+        attach_clone(AT_FDCWD, p, &attr, p, report_fd);
     }
     dsec_send_report(report_fd, 0, 0, "ok", "");
     ::_exit(0);
@@ -117,17 +107,31 @@ std::vector<std::pair<FileStep, std::string>> file_plan(const FileRules& rules) 
     return plan;
 }
 
-Status apply_file_rules(const ns::JoinSpec& join, const FileRules& rules) {
+Status apply_file_rules(const ns::JoinSpec& join, const FileRules& rules, const std::string& run_dir) {
     if (rules.empty()) return {};
     auto plan = file_plan(rules);
+    Covers covers;
+    std::vector<int> keep;
+    if (!rules.hidden.empty()) {
+        auto host = open_covers(run_dir);
+        if (!host) return fail(host.error());
+        for (size_t i = 0; i < rules.hidden.size(); i++)
+            for (auto* list : {&covers.dirs, &covers.files}) {
+                auto c = clone_cover(host->get(), list == &covers.dirs);
+                if (!c) return fail(c.error());
+                keep.push_back(c->get());
+                list->push_back(std::move(*c));
+            }
+    }
     int p[2];
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
     Fd rd(p[0]), wr(p[1]);
     ns::JoinSpec spec = join;
     spec.namespaces = CLONE_NEWNS;
     spec.cgroup_procs.clear();
-    spec.keep_fds = {wr.get()};
-    auto child = ns::spawn_inside(spec, [&] { apply_in_child(plan, wr.get()); });
+    keep.push_back(wr.get());
+    spec.keep_fds = keep;
+    auto child = ns::spawn_inside(spec, [&] { apply_in_child(plan, covers, wr.get()); });
     if (!child) return fail(child.error());
     wr.reset();
     auto reported = ns::read_report(rd.get(), "applying the policy's file rules");

@@ -25,10 +25,11 @@ std::vector<std::pair<FileStep, std::string>> file_plan(const FileRules& rules);
 /// Applies `rules` in the mount namespace of the sandbox whose init `join` names (its
 /// user namespace too, unless join.userns is false): a read-only or read-write bind of
 /// each path onto itself (or the mount's own flag where the path is a mount's root), and
-/// over each hidden path a clone of an empty, read-only file or directory of one small
-/// tmpfs. A hidden path that does not exist is left alone (there is nothing to hide);
-/// read_only and read_write paths must exist. Errors: not_running, and the failing
-/// mount step (op, the path inside the sandbox, errno).
-Status apply_file_rules(const ns::JoinSpec& join, const FileRules& rules);
+/// over each hidden path a clone of the empty, read-only directory or file of the host's
+/// covers under `run_dir` (covers.h). A hidden path that does not exist is left alone
+/// (there is nothing to hide); read_only and read_write paths must exist. Errors:
+/// not_running, the covers' errors, and the failing mount step (op, the path inside
+/// the sandbox, errno).
+Status apply_file_rules(const ns::JoinSpec& join, const FileRules& rules, const std::string& run_dir);
 
 }  // namespace dsec::guard
