@@ -1,11 +1,14 @@
 #!/bin/bash
-# A policy that parses but fails to apply (a read-only path the image lacks, a hidden
-# path under a read-only one that cannot be covered) leaves no sandbox: no state, no
-# init, no cgroup, no mount, a clear error naming the step and path; the same create
-# without the bad rule then works with the same id.
+# A policy that parses but fails to apply (a read-only path the image lacks; a hidden
+# file with a hard link the policy leaves visible) leaves no sandbox: no state, no init,
+# no cgroup, no mount, a clear error naming the step and path; the same create without
+# the bad rule then works with the same id.
 . "$(dirname "$0")/lib.sh"
 
 make_busybox_tree "$T/base"
+mkdir -p "$T/base/srv"
+echo token > "$T/base/etc/token"
+ln "$T/base/etc/token" "$T/base/srv/token-link"
 dsec-layer build "$T/base" --name base > /dev/null
 cat > "$T/bad.json" <<'JSON'
 {"files": {"hidden": ["/etc/passwd"], "read_only": ["/usr", "/no/such/dir"]}}
@@ -26,6 +29,18 @@ grep -q "/no/such/dir" "$T/err" || fail "the error does not name the path: $(cat
 for d in /sys/fs/cgroup/*/"$DSEC_CGROUP_PARENT"/half /sys/fs/cgroup/"$DSEC_CGROUP_PARENT"/half; do
     [ ! -e "$d" ] || fail "cgroup left: $d"
 done
+# A hidden file with a second link elsewhere: refused; with both links hidden: fine.
+echo '{"files": {"hidden": ["/etc/token"]}}' > "$T/link.json"
+rc=0
+dsec-run create --layers base --id half --policy "$T/link.json" > /dev/null 2> "$T/err" || rc=$?
+[ "$rc" = 1 ] || fail "create hiding one of two links: exit $rc"
+grep -q "hard links /etc/token" "$T/err" || fail "the error does not name the link: $(cat "$T/err")"
+[ ! -e "$DSEC_RUN/sandboxes/half" ] || fail "the state directory is left after the link refusal"
+echo '{"files": {"hidden": ["/etc/token", "/srv/token-link"]}}' > "$T/links.json"
+dsec-run create --layers base --id links --policy "$T/links.json" > /dev/null || fail "create hiding both links"
+on_exit "dsec-run destroy --force links > /dev/null"
+[ -z "$(dsec-run exec links -- cat /etc/token /srv/token-link)" ] || fail "a link shows the token"
+
 # The same id, the policy without the bad path: created, and the rest applied.
 sed -i 's|, "/no/such/dir"||' "$T/bad.json"
 dsec-run create --layers base --id half --policy "$T/bad.json" > /dev/null || fail "create after fixing the policy"

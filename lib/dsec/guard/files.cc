@@ -54,8 +54,35 @@ struct Covers {
     std::vector<Fd> dirs, files;
 };
 
+// A hidden file that has a hard link the policy does not hide would still show through
+// that link: refused, unless every link is hidden too (counted by device and inode).
+void check_links(const std::vector<std::pair<FileStep, std::string>>& plan, std::vector<struct statx>& seen,
+                 int report_fd) {
+    size_t n = 0;
+    for (const auto& [step, path] : plan) {
+        if (step != FileStep::hide) continue;
+        struct statx& s = seen[n++];
+        if (::statx(AT_FDCWD, path.c_str(), 0, STATX_TYPE | STATX_INO | STATX_NLINK, &s) < 0) s.stx_nlink = 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (seen[i].stx_nlink <= 1 || S_ISDIR(seen[i].stx_mode)) continue;
+        uint32_t hidden_links = 0;
+        for (size_t j = 0; j < n; j++)
+            hidden_links += seen[j].stx_nlink && seen[j].stx_ino == seen[i].stx_ino &&
+                            seen[j].stx_dev_major == seen[i].stx_dev_major &&
+                            seen[j].stx_dev_minor == seen[i].stx_dev_minor;
+        if (hidden_links < seen[i].stx_nlink) {
+            errno = EMLINK;
+            size_t k = 0;
+            for (const auto& [step, path] : plan)
+                if (step == FileStep::hide && k++ == i) die(report_fd, "hidden file has other hard links", path.c_str());
+        }
+    }
+}
+
 [[noreturn]] void apply_in_child(const std::vector<std::pair<FileStep, std::string>>& plan, const Covers& covers,
-                                 int report_fd) {
+                                 std::vector<struct statx>& seen, int report_fd) {
+    check_links(plan, seen, report_fd);
     size_t hidden = 0;
     for (const auto& [step, path] : plan) {
         const char* p = path.c_str();
@@ -131,7 +158,9 @@ Status apply_file_rules(const ns::JoinSpec& join, const FileRules& rules, const 
     spec.cgroup_procs.clear();
     keep.push_back(wr.get());
     spec.keep_fds = keep;
-    auto child = ns::spawn_inside(spec, [&] { apply_in_child(plan, covers, wr.get()); });
+    // Filled by the child in its own copy: no allocation after the fork.
+    std::vector<struct statx> seen(rules.hidden.size());
+    auto child = ns::spawn_inside(spec, [&] { apply_in_child(plan, covers, seen, wr.get()); });
     if (!child) return fail(child.error());
     wr.reset();
     auto reported = ns::read_report(rd.get(), "applying the policy's file rules");

@@ -27,7 +27,9 @@ std::vector<std::pair<FileStep, std::string>> file_plan(const FileRules& rules);
 /// each path onto itself (or the mount's own flag where the path is a mount's root), and
 /// over each hidden path a clone of the empty, read-only directory or file of the host's
 /// covers under `run_dir` (covers.h). A hidden path that does not exist is left alone
-/// (there is nothing to hide); read_only and read_write paths must exist. Errors:
+/// (there is nothing to hide); read_only and read_write paths must exist. A hidden file
+/// with a hard link that is not hidden too is refused (EMLINK), since the link would
+/// still show it (links inside a hidden directory are not looked for). Errors:
 /// not_running, the covers' errors, and the failing mount step (op, the path inside
 /// the sandbox, errno).
 Status apply_file_rules(const ns::JoinSpec& join, const FileRules& rules, const std::string& run_dir);
