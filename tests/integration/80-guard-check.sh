@@ -18,6 +18,9 @@ out=$(dsec-guard check "$DSEC_SRC/examples/policies/eval.json")
 [ "$(jq -c .files.hidden <<< "$out")" = '["/answers","/grader","/root/.cache"]' ] || fail "eval hidden: $out"
 [ "$(jq -r .limits.memory <<< "$out")" = 2147483648 ] || fail "eval memory: $out"
 [ "$(jq -c .syscalls.deny <<< "$out")" = '["io_uring_setup","io_uring_enter","io_uring_register"]' ] || fail "eval deny: $out"
+# An allowed call the default never refuses is pointed out; ptrace is not.
+echo '{"syscalls": {"allow": ["ptrace", "getpid"]}}' > "$T/noop.json"
+[ "$(dsec-guard check "$T/noop.json" | jq -c .seccomp.allowed_already)" = '["getpid"]' ] || fail "allowed_already"
 # Several at once: one record each.
 [ "$(dsec-guard check "$DSEC_SRC"/examples/policies/*.json 2>/dev/null | jq -s length)" = \
   "$(ls "$DSEC_SRC"/examples/policies/*.json | wc -l)" ] || fail "one record per policy"

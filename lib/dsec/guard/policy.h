@@ -108,8 +108,9 @@ Result<std::string> seccomp_profile_with(std::string_view base_profile, const Sy
 nlohmann::json destination_record(const Destination& d);
 
 /// The record `dsec-guard check` prints: {"type":"policy","v":1,"path"} with
-/// policy_record() and "seccomp": {"base":"default","instructions":N}, the policy's
-/// syscall rules compiled over the default profile. Errors: those of compiling.
+/// policy_record() and "seccomp": {"base":"default","instructions":N,
+/// "allowed_already":[...]}, the policy's syscall rules compiled over the default
+/// profile and the allowed names it never refused. Errors: those of compiling.
 Result<nlohmann::json> check_record(const Policy& policy, const std::string& path);
 
 /// Parses a "network" object. Errors: bad_input naming the field.

@@ -75,9 +75,20 @@ Result<json> check_record(const Policy& policy, const std::string& path) {
     if (!profile) return fail(profile.error());
     auto bpf = compile_seccomp(*profile);
     if (!bpf) return fail(bpf.error());
+    // An allowed name the default never refuses changes nothing: said, so that a policy
+    // author sees it (a typo of a refused call's name, or a call allowed already).
+    auto base = parse_seccomp_profile(default_seccomp_profile());
+    if (!base) return fail(base.error());
+    json unchanged = json::array();
+    for (const auto& name : policy.syscalls.allow) {
+        bool refused = false;
+        for (const auto& rule : base->rules)
+            refused = refused || std::find(rule.syscalls.begin(), rule.syscalls.end(), name) != rule.syscalls.end();
+        if (!refused) unchanged.push_back(name);
+    }
     json out = {{"type", "policy"}, {"v", 1}, {"path", path}};
     out.update(policy_record(policy));
-    out["seccomp"] = {{"base", "default"}, {"instructions", bpf->size() / 8}};
+    out["seccomp"] = {{"base", "default"}, {"instructions", bpf->size() / 8}, {"allowed_already", unchanged}};
     return out;
 }
 
