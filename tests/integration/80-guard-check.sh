@@ -34,6 +34,8 @@ declare -A want=(
     [bad-hidden-relative.json]="policy: files.hidden[0]: not an absolute path"
     [bad-allow-mount.json]="policy: syscalls.allow[0]: \"mount\" can never be allowed"
     [bad-cidr.json]="policy: network.allow[0].cidr: \"10.0.0.1/8\" has bits set past its prefix length"
+    [bad-unknown-key.json]="policy: top level: unknown key \"syscall\""
+    [bad-limits.json]="policy: limits.memory: "
 )
 for name in "${!want[@]}"; do
     f="$DATA/policies/$name"

@@ -149,7 +149,8 @@ TEST_CASE("policy: every example in the repository parses") {
 
 TEST_CASE("policy: the should-fail policies in tests/data fail") {
     auto dir = std::string(DSEC_SRC_DIR) + "/tests/data/policies";
-    for (auto name : {"bad-json.json", "bad-hidden-relative.json", "bad-allow-mount.json", "bad-cidr.json"})
+    for (auto name : {"bad-json.json", "bad-hidden-relative.json", "bad-allow-mount.json", "bad-cidr.json",
+                      "bad-unknown-key.json", "bad-limits.json"})
         CHECK_MESSAGE(!load_policy(dir + "/" + name), name);
 }
 

@@ -1,5 +1,6 @@
 #include "dsec/sandbox/policy.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace dsec::sandbox {
