@@ -1,6 +1,7 @@
-// Mounting a policy's file rules from a child that joined the sandbox's user and mount
-// namespaces; the covers of hidden paths are cloned on the host beforehand. The child may be forked from a multi-threaded dsec-run: it only makes raw
-// system calls on data prepared before the fork.
+// Mounting a policy's file rules from a helper that joined the sandbox's mount namespace;
+// the covers of hidden paths are cloned on the host beforehand. The helper shares the
+// memory of a possibly multi-threaded dsec-run: it only makes raw system calls on data
+// prepared before the clone.
 #include "dsec/guard/files.h"
 
 #include <fcntl.h>
@@ -16,7 +17,9 @@
 
 #include "dsec/guard/covers.h"
 #include "dsec/ns/confine.h"
+#include "dsec/mount/usage.h"
 #include "dsec/ns/confinement.h"
+#include "dsec/ns/helper_stack.h"
 
 namespace dsec::guard {
 
@@ -115,6 +118,23 @@ void check_links(const std::vector<std::pair<FileStep, std::string>>& plan, std:
     ::_exit(0);
 }
 
+struct HelperArgs {
+    const std::vector<std::pair<FileStep, std::string>>* plan;
+    const Covers* covers;
+    std::vector<struct statx>* seen;
+    int pidfd;
+    int report_fd;
+};
+
+// Host root enters only the sandbox's mount namespace: its capabilities there come from
+// the host user namespace, an ancestor of the sandbox's, and a user namespace could
+// not be joined by a process that shares its memory.
+int helper_entry(void* p) {
+    auto* a = static_cast<HelperArgs*>(p);
+    if (::setns(a->pidfd, CLONE_NEWNS) < 0) die(a->report_fd, "setns", "mount namespace");
+    apply_in_child(*a->plan, *a->covers, *a->seen, a->report_fd);
+}
+
 }  // namespace
 
 std::string_view file_step_name(FileStep step) {
@@ -134,11 +154,11 @@ std::vector<std::pair<FileStep, std::string>> file_plan(const FileRules& rules) 
     return plan;
 }
 
-Status apply_file_rules(const ns::JoinSpec& join, const FileRules& rules, const std::string& run_dir) {
+Status apply_file_rules(int init_pid, unsigned long long init_start, const FileRules& rules,
+                        const std::string& run_dir) {
     if (rules.empty()) return {};
     auto plan = file_plan(rules);
     Covers covers;
-    std::vector<int> keep;
     if (!rules.hidden.empty()) {
         auto host = open_covers(run_dir);
         if (!host) return fail(host.error());
@@ -146,25 +166,27 @@ Status apply_file_rules(const ns::JoinSpec& join, const FileRules& rules, const 
             for (auto* list : {&covers.dirs, &covers.files}) {
                 auto c = clone_cover(host->get(), list == &covers.dirs);
                 if (!c) return fail(c.error());
-                keep.push_back(c->get());
                 list->push_back(std::move(*c));
             }
     }
+    Fd pidfd(int(::syscall(SYS_pidfd_open, init_pid, 0)));
+    if (!pidfd || !mount::process_alive(init_pid, init_start))
+        return fail(make_error("not_running", "the sandbox's init process is gone"));
     int p[2];
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
     Fd rd(p[0]), wr(p[1]);
-    ns::JoinSpec spec = join;
-    spec.namespaces = CLONE_NEWNS;
-    spec.cgroup_procs.clear();
-    keep.push_back(wr.get());
-    spec.keep_fds = keep;
-    // Filled by the child in its own copy: no allocation after the fork.
+    // Written by the helper, which shares our memory: no allocation after the clone.
     std::vector<struct statx> seen(rules.hidden.size());
-    auto child = ns::spawn_inside(spec, [&] { apply_in_child(plan, covers, seen, wr.get()); });
-    if (!child) return fail(child.error());
+    HelperArgs args{&plan, &covers, &seen, pidfd.get(), wr.get()};
+    ns::HelperStack stack;
+    if (stack.base == MAP_FAILED) return fail(sys_error("mmap", "policy helper stack"));
+    // Shares our memory and we sleep until it exits: no page tables to copy. It has its
+    // own fs_struct (no CLONE_FS), which setns into a mount namespace needs.
+    pid_t h = ::clone(helper_entry, stack.top(), CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+    if (h < 0) return fail(sys_error("clone", "policy helper"));
     wr.reset();
     auto reported = ns::read_report(rd.get(), "applying the policy's file rules");
-    while (::waitpid(child->pid, nullptr, 0) < 0 && errno == EINTR) {
+    while (::waitpid(h, nullptr, 0) < 0 && errno == EINTR) {
     }
     if (!reported) return fail(reported.error());
     return {};

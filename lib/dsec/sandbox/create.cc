@@ -131,8 +131,7 @@ Result<json> build(const Paths& paths, const mount::Rootfs& rootfs, const Create
     if (!init) return fail(init.error());
     // The policy's mounts, before anything runs inside (the state still says "creating").
     if (o.guard)
-        if (auto r = guard::apply_file_rules({init->pid, mount::process_start(init->pid), {}, 0, sec.userns, {}},
-                                             o.guard->files, paths.run);
+        if (auto r = guard::apply_file_rules(init->pid, mount::process_start(init->pid), o.guard->files, paths.run);
             !r)
             return fail(std::move(r.error()).context("applying the policy"));
 
