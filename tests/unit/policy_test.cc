@@ -110,6 +110,9 @@ TEST_CASE("policy: a bad document is an error naming the field") {
           "policy: files.hidden[0]: \"/a/b\" (read_only or read_write) lies in it");
     CHECK(error_of(R"({"files": {"read_only": ["/a"], "read_write": ["/a"]}})") ==
           "policy: files.read_write[0]: \"/a\" is read_only too");
+    CHECK(error_of(R"({"files": {"read_write": ["/proc/sys"]}})") ==
+          "policy: files.read_write[0]: \"/proc/sys\" lies in /proc, which stays as the baseline has it");
+    CHECK(error_of(R"({"files": {"read_only": ["/proc/sys/net"], "hidden": ["/proc/kcore"]}})").empty());
     CHECK(error_of(R"({"syscalls": {"allow": ["nosuchcall"]}})") ==
           "policy: syscalls.allow[0]: unknown syscall \"nosuchcall\"");
     CHECK(error_of(R"({"syscalls": {"allow": ["mount"]}})").starts_with("policy: syscalls.allow[0]: \"mount\" can never"));

@@ -79,10 +79,16 @@ Result<FileRules> parse_files(const json& j) {
                 if (beneath(p, f.hidden[i]))
                     return fail(policy_error(where, "\"" + p + "\" (read_only or read_write) lies in it"));
     }
-    for (size_t i = 0; i < f.read_write.size(); i++)
+    for (size_t i = 0; i < f.read_write.size(); i++) {
+        std::string where = "files.read_write[" + std::to_string(i) + "]";
         if (std::find(f.read_only.begin(), f.read_only.end(), f.read_write[i]) != f.read_only.end())
-            return fail(policy_error("files.read_write[" + std::to_string(i) + "]",
-                                     "\"" + f.read_write[i] + "\" is read_only too"));
+            return fail(policy_error(where, "\"" + f.read_write[i] + "\" is read_only too"));
+        // The baseline keeps these read-only; a policy only adds to the baseline.
+        for (auto base : {"/proc", "/sys"})
+            if (beneath(f.read_write[i], base))
+                return fail(policy_error(where, "\"" + f.read_write[i] + "\" lies in " + base +
+                                                    ", which stays as the baseline has it"));
+    }
     return f;
 }
 
