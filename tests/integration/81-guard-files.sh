@@ -2,9 +2,9 @@
 # A policy's file rules at create: a hidden reference-answer directory and file that no
 # trick inside reveals (find, grep, hard link, /proc/self/root, /proc/1/root, unmounting
 # or remounting the cover, a new mount namespace, a detached mount view, file handles),
-# root inside included and through every door; "/" read-only but for /work (and /tmp,
-# a mount of its own); the same layer without the policy shows everything, so each check
-# could fail. The tricks run inside the sandbox only.
+# root inside included and through every door (exec, cp, run); "/" read-only but for
+# /work (and /tmp, a mount of its own); the same layer without the policy shows
+# everything, so each check could fail. The tricks run inside the sandbox only.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sec-lib.sh"
 
@@ -74,6 +74,10 @@ dsec-run cp guarded:/answers/deep/ref.txt "$T/copied" > /dev/null 2>&1 || rc=$?
 [ "$rc" != 0 ] && [ ! -s "$T/copied" ] || fail "dsec-run cp copied the hidden answer out"
 [ -z "$(dsec-run exec guarded -- ls -A /answers)" ] || fail "the hidden directory is not empty"
 [ -z "$(dsec-run exec guarded -- cat /etc/grader-token)" ] || fail "the hidden file is not empty"
+
+# A one-shot sandbox (dsec-run run) takes the same policy.
+out=$(dsec-run run --layers task --policy "$T/policy.json" -- cat /answers/deep/ref.txt 2>&1 || true)
+case $out in *"$secret"*) fail "dsec-run run --policy shows the hidden answer" ;; esac
 
 # The attacks on the cover itself, through dsec-probe.
 expect guarded EPERM umount /answers
