@@ -32,13 +32,6 @@ for i in $(seq 1 "$n"); do
         echo "$b $((t1 - t0)) $((t2 - t1)) $((t3 - t2))"
     done
 done > "$T/rounds"
-median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-col=2
-for what in create exec run; do
-    o=$(awk -v c=$col '$1=="old"{print $c}' "$T/rounds" | median)
-    w=$(awk -v c=$col '$1=="new"{print $c}' "$T/rounds" | median)
-    r=$(paste <(awk -v c=$col '$1=="old"{print $c}' "$T/rounds") <(awk -v c=$col '$1=="new"{print $c}' "$T/rounds") |
-        awk '{print $2/$1}' | median)
-    echo "$what: old ${o} us, new ${w} us, new/old ${r} (median of $n pairs)"
-    col=$((col + 1))
-done
+# shellcheck source=bench-pairs-lib.sh
+. "$src/scripts/bench-pairs-lib.sh"
+report_pairs "$T/rounds" old new create exec run

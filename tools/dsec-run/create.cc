@@ -1,5 +1,6 @@
 // dsec-run create: rootfs records (or --layers) in, sandbox records out.
 #include "dsec/sandbox/limits.h"
+#include "dsec/sandbox/policy.h"
 #include "commands.h"
 
 namespace dsec::run_tool {
@@ -21,7 +22,7 @@ void add_create_options(CLI::App* cmd, CreateArgs& a) {
     cmd->add_option("--class", a.cpu_class, "CPU class: latency, or batch (SCHED_IDLE, lowest CPU weight)")
         ->capture_default_str();
     cmd->add_option("--label", a.labels, "k=v label (repeatable)")->allow_extra_args(false);
-    cmd->add_option("--policy", a.policy, "dsec-guard policy file, recorded (applied by dsec-guard)");
+    cmd->add_option("--policy", a.policy, "dsec-guard policy file (JSON), applied at create (see dsec-guard(1))");
     cmd->add_option("--layers", a.layers, "layer names base first (a,b,c): mount them and make a rootfs, no stdin")
         ->delimiter(',')
         ->allow_extra_args(false);
@@ -138,9 +139,7 @@ Result<sandbox::CreateOptions> CreateArgs::to_options() const {
     }
     if (!policy.empty()) {
         if (!fs::exists(policy)) return fail(make_error("usage", "--policy file not found", policy));
-        char* abs = ::realpath(policy.c_str(), nullptr);
-        o.policy = abs ? abs : policy;
-        std::free(abs);
+        if (auto r = sandbox::use_policy(policy, o); !r) return fail(r.error());
     }
     auto init = sandbox::find_init();
     if (!init) return fail(init.error());

@@ -14,6 +14,7 @@
 
 #include "dsec/mount/usage.h"
 #include "dsec/ns/confinement.h"
+#include "dsec/ns/helper_stack.h"
 #include "dsec/ns/spawn.h"
 
 namespace dsec::ns {
@@ -71,15 +72,6 @@ int helper_entry(void* p) {
     helper(*a->spec, *a->keep, a->pidfd, a->report_fd, *a->body);
 }
 
-// A stack for the helper: it shares our memory, so it cannot run on ours.
-struct HelperStack {
-    static constexpr size_t kSize = 256 * 1024;
-    void* base = ::mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    ~HelperStack() {
-        if (base != MAP_FAILED) ::munmap(base, kSize);
-    }
-    void* top() const { return static_cast<char*>(base) + kSize; }
-};
 }  // namespace
 
 Result<Joined> spawn_inside(const JoinSpec& spec, const std::function<void()>& body) {

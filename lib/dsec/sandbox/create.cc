@@ -4,6 +4,7 @@
 
 #include <cerrno>
 
+#include "dsec/guard/files.h"
 #include "dsec/mount/usage.h"
 #include "dsec/ns/idrange.h"
 #include "dsec/ns/spawn.h"
@@ -72,7 +73,8 @@ Result<json> build(const Paths& paths, const mount::Rootfs& rootfs, const Create
         state["security"]["ids"] = ns::kIdsPerSandbox;
         state["security"]["slot"] = ids.slot;
     }
-    if (auto r = install_seccomp(paths, id, sec.seccomp); !r) return fail(r.error());
+    if (auto r = install_seccomp(paths, id, sec.seccomp, o.guard ? &o.guard->syscalls : nullptr); !r)
+        return fail(r.error());
     auto layout = cgroup::detect();
     if (!layout) return fail(layout.error());
     cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
@@ -83,6 +85,11 @@ Result<json> build(const Paths& paths, const mount::Rootfs& rootfs, const Create
                    o.tmp_size, o.cpu_class};
     auto init = start(paths, rootfs, spec, cg);
     if (!init) return fail(init.error());
+    // The policy's mounts, before anything runs inside (the state still says "creating").
+    if (o.guard)
+        if (auto r = guard::apply_file_rules(init->pid, mount::process_start(init->pid), o.guard->files, paths.run);
+            !r)
+            return fail(std::move(r.error()).context("applying the policy"));
 
     state["pid"] = init->pid;
     state["pid_start"] = mount::process_start(init->pid);
@@ -130,6 +137,7 @@ Result<json> create(const Paths& paths, const mount::Rootfs& rootfs, const Creat
                   {"security", security_record(o.security)}};
     state.update(resolve_config(rootfs, o));
     if (!o.policy.empty()) state["policy"] = o.policy;
+    if (o.guard) state["guard"] = guard::policy_record(*o.guard);
     // Written before any work: a crash from here on leaves a state destroy() can finish.
     if (auto r = save(paths, state); !r) return fail(r.error());
 

@@ -11,6 +11,8 @@
 #include "dsec/mount/usage.h"
 #include "dsec/sandbox/limits.h"
 #include "dsec/sandbox/sandbox.h"
+#include "dsec/guard/files.h"
+#include "dsec/sandbox/policy.h"
 #include "dsec/sandbox/start.h"
 #include "dsec/snapshot/freeze.h"
 
@@ -61,6 +63,9 @@ Result<Reset> reset(const Paths& paths, const std::string& id) {
     if (!rootfs) return fail(rootfs.error());
     auto sec = security_from_state(*state);
     if (!sec) return fail(sec.error());
+    auto recorded = policy_of_state(*state);
+    if (!recorded) return fail(recorded.error());
+    std::shared_ptr<const guard::Policy> policy = *recorded;
     auto cg = snapshot::cgroup_of(paths, id);
     if (!cg) return fail(cg.error());
     (void)snapshot::thaw_abandoned(paths, *state, *cg);
@@ -107,6 +112,14 @@ Result<Reset> reset(const Paths& paths, const std::string& id) {
         (void)save(paths, *state);
         return fail(std::move(init.error()).context("restarting sandbox " + id));
     }
+    // The policy's mounts again, before anything runs in the new init's namespace.
+    if (policy && !policy->files.empty())
+        if (auto r = guard::apply_file_rules(init->pid, mount::process_start(init->pid), policy->files, paths.run); !r) {
+            ::kill(init->pid, SIGKILL);
+            (*state)["pid"] = 0;
+            (void)save(paths, *state);
+            return fail(std::move(r.error()).context("applying the policy again after reset of " + id));
+        }
     (*state)["pid"] = init->pid;
     (*state)["pid_start"] = mount::process_start(init->pid);
     (*state)["resets"] = state->value("resets", 0) + 1;

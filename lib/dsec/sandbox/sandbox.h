@@ -2,12 +2,14 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "dsec/cgroup/cgroup.h"
+#include "dsec/guard/policy.h"
 #include "dsec/mount/rootfs.h"
 #include "dsec/sandbox/cpu_class.h"
 #include "dsec/sandbox/limits.h"
@@ -34,7 +36,8 @@ struct CreateOptions {
     uint64_t ttl_ms = 0;
     uint64_t idle_ttl_ms = 0;
     std::map<std::string, std::string> labels;
-    std::string policy;                 // path of a dsec-guard policy, recorded only
+    std::string policy;                 // path of a dsec-guard policy (sandbox/policy.h)
+    std::shared_ptr<const guard::Policy> guard;  // that policy, parsed; applied at create
     std::string init_program;           // path of dsec-init
     Security security;                  // user namespace, capabilities, limits, seccomp
     uint64_t tmp_size = kDefaultTmpSize;  // bytes of the tmpfs behind /tmp, /dev/shm, /dev

@@ -53,7 +53,8 @@ Result<Security> security_from_state(const json& state) {
     return s;
 }
 
-Status install_seccomp(const Paths& paths, const std::string& id, const std::string& choice) {
+Status install_seccomp(const Paths& paths, const std::string& id, const std::string& choice,
+                       const guard::SyscallRules* rules) {
     if (choice == "unconfined") return {};
     std::string text;
     if (choice == "default") {
@@ -62,6 +63,11 @@ Status install_seccomp(const Paths& paths, const std::string& id, const std::str
         auto t = fs::read_file(choice);
         if (!t) return fail(std::move(t.error()).context("reading the seccomp profile"));
         text = std::move(*t);
+    }
+    if (rules && !rules->empty()) {
+        auto changed = guard::seccomp_profile_with(text, *rules);
+        if (!changed) return fail(changed.error());
+        text = std::move(*changed);
     }
     auto cached = guard::cached_seccomp_filter(paths.run, text);
     if (!cached) return fail(cached.error());

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dsec/guard/policy.h"
 #include "dsec/ns/confinement.h"
 #include "dsec/sandbox/state.h"
 
@@ -28,9 +29,11 @@ json security_record(const Security& s);
 Result<Security> security_from_state(const json& state);
 
 /// Compiles (or finds in the cache under the run directory) the sandbox's seccomp
-/// program and links it into its state directory as seccomp.bpf; nothing for
-/// "unconfined". Errors: the profile's error (bad_input, not_found), io.
-Status install_seccomp(const Paths& paths, const std::string& id, const std::string& choice);
+/// program, changed by a policy's `rules` when given, and links it into its state
+/// directory as seccomp.bpf; nothing for "unconfined". Errors: the profile's error
+/// (bad_input, not_found), io.
+Status install_seccomp(const Paths& paths, const std::string& id, const std::string& choice,
+                       const guard::SyscallRules* rules = nullptr);
 
 /// Confinement for a process entering sandbox `id`: `uid`/`gid` inside (-1: stay root),
 /// the sandbox's capabilities (none at all when `no_caps`), limits and seccomp program.

@@ -1,5 +1,7 @@
 #include "dsec/snapshot/fork.h"
 
+#include "dsec/sandbox/policy.h"
+
 namespace dsec::snapshot {
 
 Result<sandbox::CreateOptions> options_like(const nlohmann::json& state) {
@@ -24,6 +26,11 @@ Result<sandbox::CreateOptions> options_like(const nlohmann::json& state) {
         return fail(make_error("bad_input", std::string("sandbox state field of the wrong type: ") + e.what(),
                                state.value("id", "")));
     }
+    // The same policy: hidden paths stay hidden in every fork (their files are in the
+    // layers the fork starts from), syscall rules and limits hold there too.
+    auto guard = sandbox::policy_of_state(state);
+    if (!guard) return fail(guard.error());
+    o.guard = *guard;
     auto sec = sandbox::security_from_state(state);
     if (!sec) return fail(sec.error());
     o.security = *sec;

@@ -1,0 +1,195 @@
+// Mounting a policy's file rules from a helper that joined the sandbox's mount namespace;
+// the covers of hidden paths are cloned on the host beforehand. The helper shares the
+// memory of a possibly multi-threaded dsec-run: it only makes raw system calls on data
+// prepared before the clone.
+#include "dsec/guard/files.h"
+
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <sched.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "dsec/guard/covers.h"
+#include "dsec/ns/confine.h"
+#include "dsec/mount/usage.h"
+#include "dsec/ns/confinement.h"
+#include "dsec/ns/helper_stack.h"
+
+namespace dsec::guard {
+
+namespace {
+
+constexpr std::pair<FileStep, std::string_view> kStepNames[] = {
+    {FileStep::read_only, "read_only"}, {FileStep::read_write, "read_write"}, {FileStep::hide, "hidden"}};
+
+size_t depth(const std::string& path) { return path == "/" ? 0 : size_t(std::count(path.begin(), path.end(), '/')); }
+
+[[noreturn]] void die(int report_fd, const char* op, const char* path) {
+    dsec_send_report(report_fd, errno ? errno : EIO, 0, op, path);
+    ::_exit(1);
+}
+
+// Attaches the detached mount `fd` at `path`.
+void attach(int fd, const char* path, int report_fd) {
+    if (::syscall(SYS_move_mount, fd, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        die(report_fd, "move_mount", path);
+    ::close(fd);
+}
+
+// Attaches a clone of `what` (a path under `dirfd`) at `path`.
+void attach_clone(int dirfd, const char* what, const struct mount_attr* attr, const char* path, int report_fd) {
+    int fd = int(::syscall(SYS_open_tree, dirfd, what, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
+    if (fd < 0) die(report_fd, "open_tree", path);
+    if (::syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, attr, sizeof *attr) < 0)
+        die(report_fd, "mount_setattr", path);
+    attach(fd, path, report_fd);
+}
+
+// The covers of the hidden paths, cloned on the host: for the i-th hidden path, dirs[i]
+// and files[i] (the child attaches the one that fits and leaves the other).
+struct Covers {
+    std::vector<Fd> dirs, files;
+};
+
+// A hidden file that has a hard link the policy does not hide would still show through
+// that link: refused, unless every link is hidden too (counted by device and inode).
+void check_links(const std::vector<std::pair<FileStep, std::string>>& plan, std::vector<struct statx>& seen,
+                 int report_fd) {
+    size_t n = 0;
+    for (const auto& [step, path] : plan) {
+        if (step != FileStep::hide) continue;
+        struct statx& s = seen[n++];
+        if (::statx(AT_FDCWD, path.c_str(), 0, STATX_TYPE | STATX_INO | STATX_NLINK, &s) < 0) s.stx_nlink = 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (seen[i].stx_nlink <= 1 || S_ISDIR(seen[i].stx_mode)) continue;
+        uint32_t hidden_links = 0;
+        for (size_t j = 0; j < n; j++)
+            hidden_links += seen[j].stx_nlink && seen[j].stx_ino == seen[i].stx_ino &&
+                            seen[j].stx_dev_major == seen[i].stx_dev_major &&
+                            seen[j].stx_dev_minor == seen[i].stx_dev_minor;
+        if (hidden_links < seen[i].stx_nlink) {
+            errno = EMLINK;
+            size_t k = 0;
+            for (const auto& [step, path] : plan)
+                if (step == FileStep::hide && k++ == i) die(report_fd, "hidden file has other hard links", path.c_str());
+        }
+    }
+}
+
+[[noreturn]] void apply_in_child(const std::vector<std::pair<FileStep, std::string>>& plan, const Covers& covers,
+                                 std::vector<struct statx>& seen, int report_fd) {
+    check_links(plan, seen, report_fd);
+    size_t hidden = 0;
+    for (const auto& [step, path] : plan) {
+        const char* p = path.c_str();
+        struct statx stx;
+        if (::statx(AT_FDCWD, p, 0, STATX_TYPE, &stx) < 0) {
+            if (errno == ENOENT && step == FileStep::hide) {
+                hidden++;
+                continue;
+            }
+            die(report_fd, "statx", p);
+        }
+        if (step == FileStep::hide) {
+            const auto& pick = S_ISDIR(stx.stx_mode) ? covers.dirs : covers.files;
+            attach(pick[hidden++].get(), p, report_fd);
+            continue;
+        }
+        struct mount_attr attr = {};
+        (step == FileStep::read_only ? attr.attr_set : attr.attr_clr) = MOUNT_ATTR_RDONLY;
+        // A mount's own root ("/") changes in place: a bind stacked over the root would
+        // not be the root that the init and later joins see.
+        if ((stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) && (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT)) {
+            if (::syscall(SYS_mount_setattr, AT_FDCWD, p, 0, &attr, sizeof attr) < 0)
+                die(report_fd, "mount_setattr", p);
+            continue;
+        }
+        // Recursive: what is mounted beneath (/proc under "/", say) comes along.
+        attach_clone(AT_FDCWD, p, &attr, p, report_fd);
+    }
+    dsec_send_report(report_fd, 0, 0, "ok", "");
+    ::_exit(0);
+}
+
+struct HelperArgs {
+    const std::vector<std::pair<FileStep, std::string>>* plan;
+    const Covers* covers;
+    std::vector<struct statx>* seen;
+    int pidfd;
+    int report_fd;
+};
+
+// Host root enters only the sandbox's mount namespace: its capabilities there come from
+// the host user namespace, an ancestor of the sandbox's, and a user namespace could
+// not be joined by a process that shares its memory.
+int helper_entry(void* p) {
+    auto* a = static_cast<HelperArgs*>(p);
+    if (::setns(a->pidfd, CLONE_NEWNS) < 0) die(a->report_fd, "setns", "mount namespace");
+    apply_in_child(*a->plan, *a->covers, *a->seen, a->report_fd);
+}
+
+}  // namespace
+
+std::string_view file_step_name(FileStep step) {
+    for (auto [value, name] : kStepNames)
+        if (value == step) return name;
+    return "?";
+}
+
+std::vector<std::pair<FileStep, std::string>> file_plan(const FileRules& rules) {
+    std::vector<std::pair<FileStep, std::string>> plan;
+    for (auto& p : rules.read_only) plan.emplace_back(FileStep::read_only, p);
+    for (auto& p : rules.read_write) plan.emplace_back(FileStep::read_write, p);
+    std::stable_sort(plan.begin(), plan.end(), [](const auto& a, const auto& b) {
+        return depth(a.second) != depth(b.second) ? depth(a.second) < depth(b.second) : a.first < b.first;
+    });
+    for (auto& p : rules.hidden) plan.emplace_back(FileStep::hide, p);
+    return plan;
+}
+
+Status apply_file_rules(int init_pid, unsigned long long init_start, const FileRules& rules,
+                        const std::string& run_dir) {
+    if (rules.empty()) return {};
+    auto plan = file_plan(rules);
+    Covers covers;
+    if (!rules.hidden.empty()) {
+        auto host = open_covers(run_dir);
+        if (!host) return fail(host.error());
+        for (size_t i = 0; i < rules.hidden.size(); i++)
+            for (auto* list : {&covers.dirs, &covers.files}) {
+                auto c = clone_cover(host->get(), list == &covers.dirs);
+                if (!c) return fail(c.error());
+                list->push_back(std::move(*c));
+            }
+    }
+    Fd pidfd(int(::syscall(SYS_pidfd_open, init_pid, 0)));
+    if (!pidfd || !mount::process_alive(init_pid, init_start))
+        return fail(make_error("not_running", "the sandbox's init process is gone"));
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
+    Fd rd(p[0]), wr(p[1]);
+    // Written by the helper, which shares our memory: no allocation after the clone.
+    std::vector<struct statx> seen(rules.hidden.size());
+    HelperArgs args{&plan, &covers, &seen, pidfd.get(), wr.get()};
+    ns::HelperStack stack;
+    if (stack.base == MAP_FAILED) return fail(sys_error("mmap", "policy helper stack"));
+    // Shares our memory and we sleep until it exits: no page tables to copy. It has its
+    // own fs_struct (no CLONE_FS), which setns into a mount namespace needs.
+    pid_t h = ::clone(helper_entry, stack.top(), CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+    if (h < 0) return fail(sys_error("clone", "policy helper"));
+    wr.reset();
+    auto reported = ns::read_report(rd.get(), "applying the policy's file rules");
+    while (::waitpid(h, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    if (!reported) return fail(reported.error());
+    return {};
+}
+
+}  // namespace dsec::guard

@@ -1,0 +1,22 @@
+// dsec-guard's commands. Each function registers its options and sets ctx.action when
+// chosen.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+#include "dsec/cli/cli.h"
+
+namespace dsec::guard_tool {
+
+using Action = std::function<Result<int>()>;
+
+struct Context {
+    cli::Paths paths;
+    Action action;
+};
+
+void add_check(CLI::App& app, Context& ctx);  // check POLICY...
+
+}  // namespace dsec::guard_tool
