@@ -28,9 +28,9 @@ complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l memory -r
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l cpus -r
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l pids -r
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l disk -r
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l env -r
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l workdir -r
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l user -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -s e -l env -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -s w -l workdir -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -s u -l user -r
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l ttl -r
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l idle-ttl -r
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l class -x -a 'latency batch' -d 'CPU class'
@@ -54,9 +54,9 @@ complete -c dsec-run -n "__fish_seen_subcommand_from exec run" -s t -l tty -d 'p
 complete -c dsec-run -n "__fish_seen_subcommand_from exec run" -l timeout -r
 complete -c dsec-run -n "__fish_seen_subcommand_from exec run" -l no-output-timeout -r
 complete -c dsec-run -n "__fish_seen_subcommand_from exec run" -l output-limit -r
-complete -c dsec-run -n "__fish_seen_subcommand_from exec" -l env -r
-complete -c dsec-run -n "__fish_seen_subcommand_from exec" -l workdir -r
-complete -c dsec-run -n "__fish_seen_subcommand_from exec" -l user -r
+complete -c dsec-run -n "__fish_seen_subcommand_from exec" -s e -l env -r
+complete -c dsec-run -n "__fish_seen_subcommand_from exec" -s w -l workdir -r
+complete -c dsec-run -n "__fish_seen_subcommand_from exec" -s u -l user -r
 complete -c dsec-run -n "__fish_seen_subcommand_from run" -l keep -d 'keep the sandbox'
 complete -c dsec-run -n "__fish_seen_subcommand_from cp" -l max-bytes -r -d 'cap on the file bytes copied'
 complete -c dsec-run -n "__fish_seen_subcommand_from cp" -l max-entries -r -d 'cap on the entries copied'

@@ -44,6 +44,12 @@ expect_exit 1 dsec-run exec nosuch -- true
 expect_exit 2 dsec-run exec ex
 expect_exit 2 dsec-run create --layers base --memory 12X
 
+# The short flags podman and docker users type: -e, -w, -u (exec, and create/run).
+[ "$(dsec-run exec -e X=1 -w /tmp -u 1000:1000 ex -- sh -c 'echo $X $(pwd) $(id -u):$(id -g)')" = "1 /tmp 1000:1000" ] ||
+    fail "exec -e -w -u: $(dsec-run exec -e X=1 -w /tmp -u 1000:1000 ex -- sh -c 'echo $X $(pwd) $(id -u)' 2>&1)"
+[ "$(dsec-run run --layers base -e Y=2 -w /tmp -u 7 -- sh -c 'echo $Y $(pwd) $(id -u)')" = "2 /tmp 7" ] ||
+    fail "run -e -w -u"
+
 # destroy while an exec runs: the exec sees its process killed and says so.
 dsec-run exec --json ex -- sleep 30 > "$T/r.json" &
 bg=$!

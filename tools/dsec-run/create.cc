@@ -12,9 +12,9 @@ void add_create_options(CLI::App* cmd, CreateArgs& a) {
     cmd->add_option("--cpus", a.cpus, "CPU limit in CPUs, e.g. 0.5, 2");
     cmd->add_option("--pids", a.pids, "most tasks the sandbox may have (default 4096; max: no limit)");
     cmd->add_option("--disk", a.disk, "cap on what the sandbox may write, e.g. 1G (upper on a tmpfs of that size)");
-    cmd->add_option("--env", a.env, "K=V in the sandbox's environment (repeatable)")->allow_extra_args(false);
-    cmd->add_option("--workdir", a.workdir, "working directory of commands (default: the image's, else /)");
-    cmd->add_option("--user", a.user, "UID[:GID] commands run as (default: the image's numeric user, else 0)");
+    cmd->add_option("-e,--env", a.env, "K=V in the sandbox's environment (repeatable)")->allow_extra_args(false);
+    cmd->add_option("-w,--workdir", a.workdir, "working directory of commands (default: the image's, else /)");
+    cmd->add_option("-u,--user", a.user, "UID[:GID] commands run as (default: the image's numeric user, else 0)");
     cmd->add_option("--network", a.network, "network: none (a private loopback, up; the only choice so far)")
         ->check(CLI::IsMember({"none"}));
     cmd->add_option("--ttl", a.ttl, "lifetime, e.g. 30m, recorded for dsec-reclaim");

@@ -13,9 +13,9 @@ void add_exec_options(CLI::App* cmd, ExecArgs& a, bool overrides) {
     cmd->add_option("--no-output-timeout", a.no_output_timeout, "kill the command's tree after this long without output");
     cmd->add_option("--output-limit", a.output_limit, "with --json, bytes of stdout and of stderr kept (default 1M)");
     if (!overrides) return;
-    cmd->add_option("--env", a.env, "K=V added to the sandbox's environment for this command (repeatable)")->allow_extra_args(false);
-    cmd->add_option("--workdir", a.workdir, "working directory for this command");
-    cmd->add_option("--user", a.user, "UID[:GID] for this command");
+    cmd->add_option("-e,--env", a.env, "K=V added to the sandbox's environment for this command (repeatable)")->allow_extra_args(false);
+    cmd->add_option("-w,--workdir", a.workdir, "working directory for this command");
+    cmd->add_option("-u,--user", a.user, "UID[:GID] for this command");
 }
 
 Result<sandbox::ExecOptions> ExecArgs::to_options(const std::vector<std::string>& argv) const {
