@@ -38,3 +38,5 @@ complete -c dsec-layer -n "__fish_seen_subcommand_from rm" -l name-only -d 'remo
 complete -c dsec-layer -n "__fish_seen_subcommand_from rm" -l all-names -d 'remove the layer with all its names'
 complete -c dsec-layer -n "__fish_seen_subcommand_from gc" -s n -l dry-run -d 'report only'
 complete -c dsec-layer -n "__fish_seen_subcommand_from export ls inspect tag rm verify" -a '(__dsec_layer_names)'
+complete -c dsec-layer -n "__fish_seen_subcommand_from ls" -s q -l quiet -d 'digests only'
+complete -c dsec-layer -n "__fish_seen_subcommand_from ls" -l json -d 'records on a terminal too'

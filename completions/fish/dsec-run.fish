@@ -62,6 +62,8 @@ complete -c dsec-run -n "__fish_seen_subcommand_from cp" -l max-bytes -r -d 'cap
 complete -c dsec-run -n "__fish_seen_subcommand_from cp" -l max-entries -r -d 'cap on the entries copied'
 complete -c dsec-run -n "__fish_seen_subcommand_from cp" -F
 complete -c dsec-run -n "__fish_seen_subcommand_from ls" -l label -r
+complete -c dsec-run -n "__fish_seen_subcommand_from ls" -s q -l quiet -d 'ids only'
+complete -c dsec-run -n "__fish_seen_subcommand_from ls" -l json -d 'records on a terminal too'
 complete -c dsec-run -n "__fish_seen_subcommand_from destroy" -s f -l force -d 'unknown ids are not an error'
 complete -c dsec-run -n "__fish_seen_subcommand_from snapshot" -l name -r -d 'name of the new layer'
 complete -c dsec-run -n "__fish_seen_subcommand_from snapshot fork" -l policy -r -F -d 'policy file with "scrub" paths'

@@ -8,6 +8,7 @@
 #include "dsec/sys/error.h"
 #include "dsec/sys/fs.h"
 #include "dsec/sys/sha256.h"
+#include "dsec/cli/table.h"
 
 using namespace dsec;
 
@@ -73,4 +74,16 @@ TEST_CASE("a second exclusive lock is refused while the first is held") {
     }
     CHECK(fs::try_lock(dir + "/lock"));
     REQUIRE(fs::remove_tree(dir));
+}
+
+TEST_CASE("ls tables: aligned columns, human sizes and ages") {
+    cli::Table t({"ID", "STATE", "MEM"});
+    t.add({"a", "running", cli::human_bytes(1536)});
+    t.add({"longer-id", "paused", cli::human_bytes(0)});
+    CHECK(t.render() == "ID         STATE    MEM\na          running  1.5K\nlonger-id  paused   0\n");
+    CHECK(cli::human_bytes(50u << 20) == "50M");
+    CHECK(cli::human_bytes(1023) == "1023");
+    CHECK(cli::human_age(42) == "42s");
+    CHECK(cli::human_age(600) == "10m");
+    CHECK(cli::human_age(3 * 86400) == "3d");
 }

@@ -1,8 +1,12 @@
 // dsec-layer ls and inspect: layer records, in the order asked.
+#include <unistd.h>
+
 #include <iostream>
 
 #include "dsec/json/jsonl.h"
 #include "commands.h"
+#include "dsec/cli/table.h"
+#include "dsec/sys/fs.h"
 
 namespace dsec::layer_tool {
 
@@ -32,20 +36,41 @@ static Status emit_layer(const layer::Store& store, const layer::Layer& l,
     return jsonl::emit(rec);
 }
 
+// One listing in the style asked: records, a table, or digests only.
+static Status print_layers(const layer::Store& store, const std::vector<layer::Layer>& layers,
+                           const std::map<std::string, std::string>& names, cli::ListStyle style) {
+    if (style == cli::ListStyle::records) {
+        for (auto& l : layers)
+            if (auto r = emit_layer(store, l, names); !r) return r;
+        return {};
+    }
+    cli::Table table({"NAMES", "DIGEST", "SIZE", "FILES"});
+    std::string ids;
+    for (auto& l : layers) {
+        std::string tags;
+        for (auto& [n, d] : names)
+            if (d == l.digest) tags += (tags.empty() ? "" : ",") + n;
+        table.add({tags.empty() ? "-" : tags, l.hex().substr(0, 12), cli::human_bytes(l.size), std::to_string(l.files)});
+        ids += l.digest + "\n";
+    }
+    return style == cli::ListStyle::table ? table.print() : fs::write_all(STDOUT_FILENO, ids);
+}
+
 void add_query(CLI::App& app, Context& ctx) {
     auto refs = std::make_shared<std::vector<std::string>>();
+    auto flags = std::make_shared<cli::ListFlags>();
     auto* ls = app.add_subcommand("ls", "list layers as records, in the order asked (base first for dsec-mount)");
     ls->add_option("REF", *refs, "layer name, digest prefix, or label=KEY=VALUE; none lists all");
-    ls->callback([&ctx, refs] {
-        ctx.action = [&ctx, refs]() -> Result<int> {
+    cli::add_list_flags(*ls, *flags);
+    ls->callback([&ctx, refs, flags] {
+        ctx.action = [&ctx, refs, flags]() -> Result<int> {
             auto store = ctx.store();
             auto names = store.names();
             if (!names) return fail(names.error());
             if (refs->empty()) {
                 auto all = store.all();
                 if (!all) return fail(all.error());
-                for (auto& l : *all)
-                    if (auto r = emit_layer(store, l, *names); !r) return fail(r.error());
+                if (auto r = print_layers(store, *all, *names, flags->style()); !r) return fail(r.error());
                 return 0;
             }
             // Resolve everything first: a missing layer fails the whole stack, not half of it.
@@ -55,8 +80,7 @@ void add_query(CLI::App& app, Context& ctx) {
                 if (!some) return fail(some.error());
                 out.insert(out.end(), some->begin(), some->end());
             }
-            for (auto& l : out)
-                if (auto r = emit_layer(store, l, *names); !r) return fail(r.error());
+            if (auto r = print_layers(store, out, *names, flags->style()); !r) return fail(r.error());
             return 0;
         };
     });

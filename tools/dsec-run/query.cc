@@ -1,7 +1,12 @@
 // dsec-run ls and inspect: what runs, from the state files and the cgroups.
+#include <unistd.h>
+
+#include <cstdio>
+
 #include "dsec/layer/store.h"
 #include "dsec/sandbox/activity.h"
 #include "commands.h"
+#include "dsec/cli/table.h"
 
 namespace dsec::run_tool {
 
@@ -33,10 +38,14 @@ json live_record(const sandbox::Paths& paths, const std::string& id, bool full) 
 void add_query(CLI::App& app, Context& ctx) {
     auto ls = app.add_subcommand("ls", "list sandboxes: id, state, age_s, memory, cpu_s, last_exec, labels");
     auto label = std::make_shared<std::vector<std::string>>();
+    auto flags = std::make_shared<cli::ListFlags>();
     ls->add_option("--label", *label, "only sandboxes with this k=v label (repeatable: all must match)");
-    ls->callback([&ctx, label] {
-        ctx.action = [&ctx, label]() -> Result<int> {
+    cli::add_list_flags(*ls, *flags);
+    ls->callback([&ctx, label, flags] {
+        ctx.action = [&ctx, label, flags]() -> Result<int> {
             auto paths = ctx.sandbox_paths();
+            auto style = flags->style();
+            cli::Table table({"ID", "STATE", "AGE", "MEM", "CPU", "LABELS"});
             for (auto& id : sandbox::list_ids(paths)) {
                 json rec = live_record(paths, id, false);
                 bool match = true;
@@ -45,9 +54,24 @@ void add_query(CLI::App& app, Context& ctx) {
                     std::string k = kv.substr(0, eq), v = eq == std::string::npos ? "" : kv.substr(eq + 1);
                     if (!rec["labels"].contains(k) || rec["labels"][k] != v) match = false;
                 }
-                if (match)
+                if (!match) continue;
+                if (style == cli::ListStyle::records) {
                     if (auto r = jsonl::emit(rec); !r) return fail(r.error());
+                    continue;
+                }
+                std::string labels;
+                json tags = rec.value("labels", json::object());
+                for (auto& [k, v] : tags.items())
+                    labels += (labels.empty() ? "" : ",") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+                char cpu[32];
+                std::snprintf(cpu, sizeof cpu, "%.1fs", rec.value("cpu_s", 0.0));
+                table.add({id, rec.value("state", ""), cli::human_age(rec.value("age_s", 0.0)),
+                           cli::human_bytes(rec.value("memory", uint64_t(0))), cpu, labels});
+                if (style == cli::ListStyle::ids)
+                    if (auto r = fs::write_all(STDOUT_FILENO, id + "\n"); !r) return fail(r.error());
             }
+            if (style == cli::ListStyle::table)
+                if (auto r = table.print(); !r) return fail(r.error());
             return 0;
         };
     });

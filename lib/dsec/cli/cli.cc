@@ -64,7 +64,8 @@ bool stdout_is_data = false;
 void stdout_carries_data() { stdout_is_data = true; }
 
 void report(const Error& e) {
-    if (!stdout_is_data) (void)jsonl::emit(e.to_record());
+    // On a terminal the line on stderr says it all; records are for what reads a pipe.
+    if (!stdout_is_data && !::isatty(STDOUT_FILENO)) (void)jsonl::emit(e.to_record());
     std::cerr << program << ": " << e.describe() << std::endl;
 }
 
@@ -84,7 +85,7 @@ int main(CLI::App& app, int argc, char** argv, const std::function<Result<int>()
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
         Error err = make_error("usage", e.what());
-        (void)jsonl::emit(err.to_record());
+        if (!::isatty(STDOUT_FILENO)) (void)jsonl::emit(err.to_record());
         std::cerr << app.get_name() << ": " << e.what() << "\n"
                   << "Try '" << app.get_name() << " --help' for more." << std::endl;
         return kExitUsage;
