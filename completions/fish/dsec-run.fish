@@ -1,5 +1,5 @@
 # fish completion for dsec-run
-set -l subs create exec run cp ls inspect destroy snapshot fork reset
+set -l subs create exec run cp ls inspect destroy snapshot fork reset kill stats
 function __dsec_run_ids
     set -l run /run/dsec
     set -q DSEC_RUN; and set run $DSEC_RUN
@@ -71,4 +71,8 @@ complete -c dsec-run -n "__fish_seen_subcommand_from snapshot fork" -l keep-spec
 complete -c dsec-run -n "__fish_seen_subcommand_from snapshot fork" -l compress -r -a 'none lz4 lz4hc' -d 'image compression'
 complete -c dsec-run -n "__fish_seen_subcommand_from fork" -s n -l count -r -d 'how many sandboxes'
 complete -c dsec-run -n "__fish_seen_subcommand_from fork reset" -s P -l parallel -r -d 'at once'
-complete -c dsec-run -n "__fish_seen_subcommand_from exec inspect destroy cp snapshot fork reset" -a "(__dsec_run_ids)"
+complete -c dsec-run -n "__fish_seen_subcommand_from exec inspect destroy cp snapshot fork reset kill stats" -a "(__dsec_run_ids)"
+complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a kill -d 'signal the commands in sandboxes'
+complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a stats -d 'resource use of sandboxes now'
+complete -c dsec-run -n "__fish_seen_subcommand_from kill" -s s -l signal -r -a 'TERM KILL INT HUP QUIT USR1 USR2 STOP CONT' -d 'signal'
+

@@ -17,7 +17,8 @@ check() {  # TOOL ARGS...: refused as it should be
     out=$(as_nobody "$@" 2> "$T/err") || rc=$?
     err=$(cat "$T/err")
     [ "$rc" = 1 ] || fail "$*: exit $rc as nobody, want 1 (stdout: $out, stderr: $err)"
-    jq -e '.type == "error" and .code == "permission"' <<<"$out" > /dev/null || fail "$*: record as nobody: $out"
+    jq -e --arg t "$1" '.type == "error" and .code == "permission" and .tool == $t' <<<"$out" > /dev/null ||
+        fail "$*: record as nobody: $out"
     grep -q "^$1: $1 needs root" <<<"$err" || fail "$*: stderr as nobody: $err"
 }
 check dsec-run ls

@@ -70,5 +70,6 @@ void add_cp(CLI::App& app, Context& ctx);
 void add_snapshot(CLI::App& app, Context& ctx);
 void add_fork(CLI::App& app, Context& ctx);
 void add_reset(CLI::App& app, Context& ctx);  // snapshot.cc
+void add_control(CLI::App& app, Context& ctx);  // kill, stats
 
 }  // namespace dsec::run_tool

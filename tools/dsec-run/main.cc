@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
     run_tool::add_snapshot(app, ctx);
     run_tool::add_fork(app, ctx);
     run_tool::add_reset(app, ctx);
+    run_tool::add_control(app, ctx);
 
     return cli::main(app, cut, argv, [&] { return ctx.action(); });
 }

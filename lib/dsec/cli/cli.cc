@@ -65,7 +65,11 @@ void stdout_carries_data() { stdout_is_data = true; }
 
 void report(const Error& e) {
     // On a terminal the line on stderr says it all; records are for what reads a pipe.
-    if (!stdout_is_data && !::isatty(STDOUT_FILENO)) (void)jsonl::emit(e.to_record());
+    if (!stdout_is_data && !::isatty(STDOUT_FILENO)) {
+        auto rec = e.to_record();
+        rec["tool"] = program;  // which program of a pipeline failed
+        (void)jsonl::emit(rec);
+    }
     std::cerr << program << ": " << e.describe() << std::endl;
 }
 
@@ -85,7 +89,11 @@ int main(CLI::App& app, int argc, char** argv, const std::function<Result<int>()
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
         Error err = make_error("usage", e.what());
-        if (!::isatty(STDOUT_FILENO)) (void)jsonl::emit(err.to_record());
+        if (!::isatty(STDOUT_FILENO)) {
+            auto rec = err.to_record();
+            rec["tool"] = app.get_name();
+            (void)jsonl::emit(rec);
+        }
         std::cerr << app.get_name() << ": " << e.what() << "\n"
                   << "Try '" << app.get_name() << " --help' for more." << std::endl;
         return kExitUsage;

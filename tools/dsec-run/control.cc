@@ -1,0 +1,72 @@
+// dsec-run kill and stats: signal a sandbox's commands; its resource use now.
+#include "dsec/cgroup/cgroup.h"
+#include "dsec/sandbox/signal.h"
+#include "commands.h"
+
+namespace dsec::run_tool {
+
+void add_control(CLI::App& app, Context& ctx) {
+    struct KillArgs {
+        std::vector<std::string> ids;
+        std::string signal = "KILL";
+    };
+    auto k = std::make_shared<KillArgs>();
+    auto* kill = app.add_subcommand("kill", "send a signal to every command running in sandboxes (never their init)");
+    kill->add_option("ID", k->ids, "sandbox ids")->required();
+    kill->add_option("-s,--signal", k->signal, "signal name or number (default KILL)");
+    kill->callback([&ctx, k] {
+        ctx.action = [&ctx, k]() -> Result<int> {
+            auto sig = sandbox::parse_signal(k->signal);
+            if (!sig) return fail(sig.error());
+            auto paths = ctx.sandbox_paths();
+            int rc = 0;
+            for (auto& id : k->ids) {
+                if (auto r = sandbox::check_id(id); !r) return fail(r.error());
+                auto sent = sandbox::signal_sandbox(paths, id, *sig);
+                if (!sent) {
+                    cli::report(sent.error());
+                    rc = cli::kExitFailed;
+                    continue;
+                }
+                json rec = {{"type", "killed"}, {"id", id}, {"signal", *sig}, {"processes", *sent}};
+                if (auto r = jsonl::emit(rec); !r) return fail(r.error());
+            }
+            return rc;
+        };
+    });
+
+    auto ids = std::make_shared<std::vector<std::string>>();
+    auto* stats = app.add_subcommand("stats", "resource use of sandboxes now: memory, cpu, processes, OOM kills");
+    stats->add_option("ID", *ids, "sandbox ids")->required();
+    stats->callback([&ctx, ids] {
+        ctx.action = [&ctx, ids]() -> Result<int> {
+            auto paths = ctx.sandbox_paths();
+            auto layout = cgroup::detect();
+            if (!layout) return fail(layout.error());
+            int rc = 0;
+            for (auto& id : *ids) {
+                if (auto r = sandbox::check_id(id); !r) return fail(r.error());
+                auto state = sandbox::load(paths, id);
+                if (!state) {
+                    cli::report(state.error());
+                    rc = cli::kExitFailed;
+                    continue;
+                }
+                cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
+                auto mem = cg.memory_usage();
+                auto cpu = cg.cpu_usage_ns();
+                json rec = {{"type", "stats"},
+                            {"id", id},
+                            {"state", state->value("state", "")},
+                            {"memory_bytes", mem ? json(*mem) : json(nullptr)},
+                            {"cpu_s", cpu ? json(double(*cpu) / 1e9) : json(nullptr)},
+                            {"processes", cg.pids().size()},
+                            {"oom_kills", cg.oom_kills()}};
+                if (auto r = jsonl::emit(rec); !r) return fail(r.error());
+            }
+            return rc;
+        };
+    });
+}
+
+}  // namespace dsec::run_tool
