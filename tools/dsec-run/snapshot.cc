@@ -2,7 +2,7 @@
 // them, and a sandbox back to its layers.
 #include "dsec/layer/store.h"
 #include "dsec/sandbox/limits.h"
-#include "dsec/sandbox/reset.h"
+#include "dsec/snapshot/reset.h"
 #include "dsec/snapshot/fork.h"
 #include "dsec/snapshot/snapshot.h"
 #include "commands.h"
@@ -99,17 +99,17 @@ void add_reset(CLI::App& app, Context& ctx) {
             auto ids = ids_or_records(o->ids);
             if (!ids) return fail(ids.error());
             auto paths = ctx.sandbox_paths();
-            std::vector<sandbox::Reset> done(ids->size());
+            std::vector<snapshot::Reset> done(ids->size());
             // Restart each at once and say so; the old inits die meanwhile.
             size_t failed = for_each_parallel(ids->size(), o->parallel, [&](size_t i) -> Status {
-                auto r = sandbox::reset(paths, (*ids)[i]);
+                auto r = snapshot::reset(paths, (*ids)[i]);
                 if (!r) return fail(r.error());
                 done[i] = std::move(*r);
                 return jsonl::emit(done[i].record);
             });
             // Then the old uppers go, once their inits are gone.
             for (auto& d : done)
-                if (auto r = sandbox::finish(d); !r) {
+                if (auto r = snapshot::finish(d); !r) {
                     cli::report(r.error());
                     failed++;
                 }

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "dsec/guard/policy_parse.h"
-#include "dsec/sandbox/limits.h"
+#include "dsec/sys/parse.h"
 #include "dsec/sys/fs.h"
 #include "dsec/sys/sha256.h"
 
@@ -139,7 +139,7 @@ Result<uint64_t> size_field(const json& j, const char* key) {
     if (v.is_number_unsigned()) {
         n = v.get<uint64_t>();
     } else if (v.is_string()) {
-        auto s = sandbox::parse_size(v.get<std::string>());
+        auto s = parse::parse_size(v.get<std::string>());
         if (!s) return fail(policy_error(where, s.error().message));
         n = *s;
     } else {

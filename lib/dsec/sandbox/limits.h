@@ -1,41 +1,21 @@
-// Parsing of the human-friendly values dsec-run takes: sizes (512M), CPU counts (0.5),
-// durations (30m) and users (1000:1000).
+// Sandbox ids, and the value parsers dsec-run's options use (dsec/sys/parse.h).
 #pragma once
 
-#include <cstdint>
 #include <string>
-#include <vector>
 
 #include "dsec/sys/error.h"
+#include "dsec/sys/parse.h"
 
 namespace dsec::sandbox {
 
-/// "512M", "2G", "1.5G", "4096", "64k" -> bytes (binary units, K/M/G/T, optional "i"/"B").
-/// Errors: usage naming the value.
-Result<uint64_t> parse_size(const std::string& text);
-
-/// "0.5", "2" -> CPUs (positive, at most 4096). Errors: usage.
-Result<double> parse_cpus(const std::string& text);
-
-/// "30m", "1h30m", "45s", "500ms", "2d", "90" (seconds) -> milliseconds. Errors: usage.
-Result<uint64_t> parse_duration_ms(const std::string& text);
-
-/// Milliseconds in the form parse_duration_ms reads: "1s", "1h30m", "1m500ms", "0s".
-std::string format_duration_ms(uint64_t ms);
-
-/// A positive whole number ("--pids 64"). Errors: usage.
-Result<uint64_t> parse_count(const std::string& text, const char* what);
-
-/// A numeric "UID[:GID]" (GID defaults to UID).
-struct User {
-    unsigned uid = 0;
-    unsigned gid = 0;
-};
-/// Errors: usage.
-Result<User> parse_user(const std::string& text);
-
-/// Each entry is K=V with a non-empty K. Errors: usage naming `option`.
-Status check_env(const std::vector<std::string>& env, const char* option);
+using parse::check_env;
+using parse::format_duration_ms;
+using parse::parse_count;
+using parse::parse_cpus;
+using parse::parse_duration_ms;
+using parse::parse_size;
+using parse::parse_user;
+using parse::User;
 
 /// A sandbox id: 1-64 of [A-Za-z0-9_.-], not starting with '.' or '-'. Errors: bad_input.
 Status check_id(const std::string& id);

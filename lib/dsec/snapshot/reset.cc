@@ -1,4 +1,4 @@
-#include "dsec/sandbox/reset.h"
+#include "dsec/snapshot/reset.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -16,7 +16,10 @@
 #include "dsec/sandbox/start.h"
 #include "dsec/snapshot/freeze.h"
 
-namespace dsec::sandbox {
+namespace dsec::snapshot {
+
+// Reset is the sandbox lifecycle run again: its names are used throughout.
+using namespace dsec::sandbox;
 
 namespace {
 // Sends SIGKILL to the init, which takes its pid namespace (every process of the
@@ -50,7 +53,7 @@ Result<std::string> swap_upper(const mount::Rootfs& rootfs) {
 }
 }  // namespace
 
-Result<Reset> reset(const Paths& paths, const std::string& id) {
+Result<Reset> reset(const sandbox::Paths& paths, const std::string& id) {
     if (auto r = check_id(id); !r) return fail(r.error());
     auto held = lock(paths, id);
     if (!held) return fail(held.error());
@@ -66,9 +69,9 @@ Result<Reset> reset(const Paths& paths, const std::string& id) {
     auto recorded = policy_of_state(*state);
     if (!recorded) return fail(recorded.error());
     std::shared_ptr<const guard::Policy> policy = *recorded;
-    auto cg = snapshot::cgroup_of(paths, id);
+    auto cg = cgroup_of(paths, id);
     if (!cg) return fail(cg.error());
-    (void)snapshot::thaw_abandoned(paths, *state, *cg);
+    (void)thaw_abandoned(paths, *state, *cg);
     StartSpec spec;
     spec.id = id;
     spec.hostname = state->value("hostname", id.substr(0, 63));
@@ -142,4 +145,4 @@ Status finish(Reset& r) {
     return fs::remove_tree(std::exchange(r.old_upper, ""));
 }
 
-}  // namespace dsec::sandbox
+}  // namespace dsec::snapshot

@@ -15,7 +15,7 @@
 #include "dsec/sandbox/state.h"
 #include "dsec/sys/fd.h"
 
-namespace dsec::sandbox {
+namespace dsec::snapshot {
 
 /// A reset sandbox, and what is left of its previous life.
 struct Reset {
@@ -27,11 +27,11 @@ struct Reset {
 /// Resets the running sandbox `id`. Errors: not_found (unknown or destroyed),
 /// not_running (not in state "running"), the failing start step (the sandbox is then
 /// left without an init, state "dead" in ls: destroy it).
-Result<Reset> reset(const Paths& paths, const std::string& id);
+Result<Reset> reset(const sandbox::Paths& paths, const std::string& id);
 
 /// Waits (a few seconds at most) for the old init to be gone, then removes the old
 /// upper. A leftover (a kill in between, a process that outlived the wait) is removed by
 /// the next reset or by destroy. Errors: busy (the old init still there), io.
 Status finish(Reset& r);
 
-}  // namespace dsec::sandbox
+}  // namespace dsec::snapshot
