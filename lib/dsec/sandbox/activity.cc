@@ -3,10 +3,13 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 
 #include "dsec/cgroup/cgroup.h"
+#include "dsec/mount/usage.h"
+#include "dsec/sandbox/state.h"
 
 namespace dsec::sandbox {
 
@@ -33,7 +36,16 @@ Result<Use> begin_use(const Paths& paths, const std::string& id) {
     auto layout = cgroup::detect();
     if (!layout) return fail(layout.error());
     cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
-    // Paused by dsec-reclaim idle: a process joining a frozen group would freeze too.
+    // Frozen by a snapshot that is copying its files: wait for it to thaw the sandbox
+    // (a copy taken half before and half after this command would be inconsistent).
+    if (auto state = load(paths, id); state && state->contains("snapshot") && (*state)["snapshot"].is_object()) {
+        int pid = (*state)["snapshot"].value("pid", 0);
+        unsigned long long start = (*state)["snapshot"].value("pid_start", 0ULL);
+        for (int waited_ms = 0; waited_ms < 120000 && cg.frozen() && mount::process_alive(pid, start); waited_ms += 10)
+            ::usleep(10000);
+    }
+    // Paused by dsec-reclaim idle (or left frozen by a snapshot that was killed): a
+    // process joining a frozen group would freeze too.
     if (cg.frozen())
         if (auto r = cg.thaw(); !r) return fail(std::move(r.error()).context("resuming paused sandbox " + id));
     return Use(std::move(*held), file);
