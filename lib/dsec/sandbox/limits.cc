@@ -1,9 +1,13 @@
 #include "dsec/sandbox/limits.h"
 
 #include <sys/random.h>
+#include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
+#include <cstdint>
 #include <cstdlib>
+#include <ctime>
 
 namespace dsec::sandbox {
 
@@ -19,7 +23,16 @@ Status check_id(const std::string& id) {
 
 std::string random_id() {
     unsigned char bytes[6] = {};
-    (void)::getrandom(bytes, sizeof bytes, 0);
+    // getrandom of 6 bytes does not come up short; it can be interrupted before it starts.
+    ssize_t n;
+    while ((n = ::getrandom(bytes, sizeof bytes, 0)) < 0 && errno == EINTR) {
+    }
+    if (n != ssize_t(sizeof bytes)) {
+        // No entropy source at all: time and pid still differ between creates, and a
+        // clash fails the create with "exists" (mkdir of the state is the claim).
+        uint64_t mix = uint64_t(std::time(nullptr)) * 1000003u ^ uint64_t(::getpid()) << 20 ^ uint64_t(std::clock());
+        for (auto& b : bytes) b = (unsigned char)(mix), mix >>= 8;
+    }
     static const char* hex = "0123456789abcdef";
     std::string out;
     for (unsigned char b : bytes) {
