@@ -16,6 +16,8 @@ JSON
 # The layers and the covers of hidden paths are mounted once per host (run directory).
 host_mounts() { grep -vcE " $DSEC_RUN/(layers|guard|init)" /proc/self/mounts; }
 mounts_before=$(host_mounts)
+# Should a create wrongly succeed, the sandbox still goes at the end.
+on_exit "dsec-run destroy --force half > /dev/null 2>&1"
 rc=0
 dsec-run create --layers base --id half --policy "$T/bad.json" > "$T/out" 2> "$T/err" || rc=$?
 [ "$rc" = 1 ] || fail "create with a policy that cannot apply: exit $rc"
@@ -44,7 +46,6 @@ on_exit "dsec-run destroy --force links > /dev/null"
 # The same id, the policy without the bad path: created, and the rest applied.
 sed -i 's|, "/no/such/dir"||' "$T/bad.json"
 dsec-run create --layers base --id half --policy "$T/bad.json" > /dev/null || fail "create after fixing the policy"
-on_exit "dsec-run destroy --force half > /dev/null"
 [ -z "$(dsec-run exec half -- cat /etc/passwd)" ] || fail "/etc/passwd is not hidden"
 if dsec-run exec half -- touch /usr/x 2> /dev/null; then fail "/usr is writable"; fi
 echo ok
