@@ -41,8 +41,6 @@ void add_control(CLI::App& app, Context& ctx) {
     stats->callback([&ctx, ids] {
         ctx.action = [&ctx, ids]() -> Result<int> {
             auto paths = ctx.sandbox_paths();
-            auto layout = cgroup::detect();
-            if (!layout) return fail(layout.error());
             int rc = 0;
             for (auto& id : *ids) {
                 if (auto r = sandbox::check_id(id); !r) return fail(r.error());
@@ -52,7 +50,9 @@ void add_control(CLI::App& app, Context& ctx) {
                     rc = cli::kExitFailed;
                     continue;
                 }
-                cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
+                auto found = sandbox::cgroup_of(paths, id);
+                if (!found) return fail(found.error());
+                const cgroup::Cgroup& cg = *found;
                 auto mem = cg.memory_usage();
                 auto cpu = cg.cpu_usage_ns();
                 json rec = {{"type", "stats"},

@@ -33,9 +33,9 @@ Result<Use> begin_use(const Paths& paths, const std::string& id) {
         if (errno == ENOENT) return fail(make_error("not_found", "no sandbox \"" + id + "\" (destroyed)", id));
         return fail(sys_error("utimensat", file));
     }
-    auto layout = cgroup::detect();
-    if (!layout) return fail(layout.error());
-    cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
+    auto found = cgroup_of(paths, id);
+    if (!found) return fail(found.error());
+    const cgroup::Cgroup& cg = *found;
     // Frozen by a snapshot that is copying its files: wait for it to thaw the sandbox
     // (a copy taken half before and half after this command would be inconsistent).
     if (auto state = load(paths, id); state && state->contains("snapshot") && (*state)["snapshot"].is_object()) {

@@ -52,12 +52,11 @@ Result<int> signal_sandbox(const Paths& paths, const std::string& id, int sig) {
     if (state->value("state", "") != "running" || !init_alive(*state))
         return fail(make_error("not_running", "sandbox \"" + id + "\" is not running", id));
     int init = state->value("pid", 0);
-    auto layout = cgroup::detect();
-    if (!layout) return fail(layout.error());
-    cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
+    auto cg = cgroup_of(paths, id);
+    if (!cg) return fail(cg.error());
     std::string group = ":/" + paths.cgroup_parent() + "/" + id;
     int sent = 0;
-    for (int pid : cg.pids()) {
+    for (int pid : cg->pids()) {
         if (pid == init) continue;
         Fd pidfd(int(::syscall(SYS_pidfd_open, pid, 0)));
         if (!pidfd || !in_group(pid, group)) continue;  // gone, or no longer ours

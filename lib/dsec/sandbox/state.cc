@@ -58,4 +58,10 @@ std::string now_rfc3339() { return layer::now_rfc3339(); }
 
 int64_t now_unix() { return int64_t(std::time(nullptr)); }
 
+Result<cgroup::Cgroup> cgroup_of(const Paths& paths, const std::string& id) {
+    auto layout = cgroup::detect();
+    if (!layout) return fail(layout.error());
+    return cgroup::Cgroup(*layout, paths.cgroup_parent(), id);
+}
+
 }  // namespace dsec::sandbox

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dsec/cgroup/cgroup.h"
 #include "dsec/sys/paths.h"
 #include "dsec/sys/error.h"
 #include "dsec/sys/fs.h"
@@ -48,6 +49,10 @@ std::vector<std::string> list_ids(const Paths& paths);
 
 /// True when the state's init process is still the one it started ("pid", "pid_start").
 bool init_alive(const json& state);
+
+/// Sandbox `id`'s cgroup (in every hierarchy of this host's layout). Errors: the layout
+/// detection's.
+Result<cgroup::Cgroup> cgroup_of(const Paths& paths, const std::string& id);
 
 /// The record shown to users: the state without internal fields.
 json public_record(const json& state);

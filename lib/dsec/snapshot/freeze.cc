@@ -34,12 +34,6 @@ constexpr const char* kMark = "snapshot";
 }
 }  // namespace
 
-Result<cgroup::Cgroup> cgroup_of(const sandbox::Paths& paths, const std::string& id) {
-    auto layout = cgroup::detect();
-    if (!layout) return fail(layout.error());
-    return cgroup::Cgroup(*layout, paths.cgroup_parent(), id);
-}
-
 Result<Freeze> Freeze::start(const sandbox::Paths& paths, nlohmann::json& state, const cgroup::Cgroup& cg) {
     Freeze f(paths, state, cg);
     // Paused already (dsec-reclaim): consistent as it is, and it stays paused afterwards.

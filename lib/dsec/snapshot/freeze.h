@@ -47,7 +47,4 @@ private:
 /// Returns whether it did. Call with the sandbox's lock held. Errors: the thaw's, io.
 Result<bool> thaw_abandoned(const sandbox::Paths& paths, nlohmann::json& state, const cgroup::Cgroup& cg);
 
-/// The sandbox's cgroup as recorded in its state. Errors: the layout detection's.
-Result<cgroup::Cgroup> cgroup_of(const sandbox::Paths& paths, const std::string& id);
-
 }  // namespace dsec::snapshot

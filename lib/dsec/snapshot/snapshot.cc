@@ -119,7 +119,7 @@ Result<Snapshot> take(const sandbox::Paths& paths, const layer::Store& store, co
                                                   state->value("state", "?") + ")", id));
     auto parents = parents_of(*state);
     if (!parents) return fail(parents.error());
-    auto cg = cgroup_of(paths, id);
+    auto cg = sandbox::cgroup_of(paths, id);
     if (!cg) return fail(cg.error());
     if (auto r = thaw_abandoned(paths, *state, *cg); !r) return fail(r.error());
     auto source = open_upper(*state);
