@@ -37,8 +37,10 @@ Result<Use> begin_use(const Paths& paths, const std::string& id) {
     if (!found) return fail(found.error());
     const cgroup::Cgroup& cg = *found;
     // Frozen by a snapshot that is copying its files: wait for it to thaw the sandbox
-    // (a copy taken half before and half after this command would be inconsistent).
-    if (auto state = load(paths, id); state && state->contains("snapshot") && (*state)["snapshot"].is_object()) {
+    // (a copy taken half before and half after this command would be inconsistent). The
+    // state is read only then: a running sandbox costs no parse here.
+    auto state = cg.frozen() ? load(paths, id) : Result<json>(json());
+    if (state && state->contains("snapshot") && (*state)["snapshot"].is_object()) {
         int pid = (*state)["snapshot"].value("pid", 0);
         unsigned long long start = (*state)["snapshot"].value("pid_start", 0ULL);
         for (int waited_ms = 0; waited_ms < 120000 && cg.frozen() && mount::process_alive(pid, start); waited_ms += 10)
