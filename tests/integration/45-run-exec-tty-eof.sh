@@ -39,4 +39,16 @@ got=$(timeout 30 dsec-run exec -t sb -- busybox tty < /dev/null | tr -d '\r')
 [[ $got == /dev/pts/[0-9]* ]] || fail "tty inside -t: $got"
 got=$(timeout 30 dsec-run exec -t --user 1000:1000 sb -- sh -c 'stat -c %u "$(busybox tty)"' < /dev/null | tr -d '\r')
 [ "$got" = 1000 ] || fail "the pty of a --user 1000 exec is owned by $got"
+
+# The sandbox owns its /dev: a /dev/ptmx swapped for a file or a FIFO gets the exec a clear
+# error, neither a hang nor a descriptor of the sandbox's choosing on the host.
+for kind in file fifo; do
+    dsec-run exec sb -- sh -c "rm -f /dev/ptmx /tmp/bait; if [ $kind = file ]; then echo x > /tmp/bait; \
+        else busybox mkfifo /tmp/bait; fi; ln -s /tmp/bait /dev/ptmx" || fail "could not plant the $kind"
+    rc=0
+    timeout 20 dsec-run exec -t sb -- true < /dev/null > /dev/null 2> "$T/err" || rc=$?
+    [ "$rc" = 1 ] || fail "exec -t with /dev/ptmx a $kind: exit $rc ($(cat "$T/err"))"
+    grep -q "a terminal inside the sandbox" "$T/err" || fail "exec -t with /dev/ptmx a $kind: $(cat "$T/err")"
+done
+dsec-run exec sb -- true || fail "the sandbox does not work after the failed -t execs"
 echo ok
