@@ -76,3 +76,37 @@ TEST_CASE("get_string names the missing field") {
     CHECK(r.error().message.find("\"id\"") != std::string::npos);
     CHECK(*jsonl::get_string({{"id", "a"}}, "id") == "a");
 }
+
+TEST_CASE("a record newer than this build reads is refused, naming the version and the line") {
+    std::FILE* in = input("{\"type\":\"rootfs\",\"v\":1}\n{\"type\":\"rootfs\",\"v\":2}\n{\"type\":\"rootfs\",\"v\":\"1\"}\n");
+    jsonl::Reader reader(in);
+    REQUIRE(reader.next());
+    auto newer = reader.next();
+    REQUIRE(!newer);
+    CHECK(newer.error().code == "unsupported_version");
+    CHECK(newer.error().message.find("line 2") != std::string::npos);
+    CHECK(newer.error().message.find("version 2") != std::string::npos);
+    auto text = reader.next();
+    REQUIRE(!text);
+    CHECK(text.error().code == "bad_input");
+    std::fclose(in);
+}
+
+TEST_CASE("a record's line starts with type, id and v; the rest follow in key order") {
+    nlohmann::json rec = {{"zeta", 1}, {"id", "sb1"}, {"alpha", {{"b", 2}, {"a", 1}}}, {"type", "sandbox"}};
+    CHECK(jsonl::line_of(rec) == R"({"type":"sandbox","id":"sb1","v":1,"alpha":{"a":1,"b":2},"zeta":1})");
+    CHECK(jsonl::line_of({{"v", 1}, {"code", "io"}}) == R"({"v":1,"code":"io"})");
+    // The line is the same record again.
+    rec["v"] = 1;
+    CHECK(nlohmann::json::parse(jsonl::line_of(rec)) == rec);
+}
+
+TEST_CASE("an error names the item it concerns once, and carries it across processes") {
+    Error e = make_error("busy", "in use", "/some/path");
+    e = std::move(e).about("sb1");
+    e = std::move(e).about("sb2");
+    CHECK(e.id == "sb1");
+    CHECK(e.to_record()["id"] == "sb1");
+    CHECK(Error::from_fields(e.to_fields()).id == "sb1");
+    CHECK(!make_error("io", "x").to_record().contains("id"));
+}

@@ -24,7 +24,7 @@ void add_control(CLI::App& app, Context& ctx) {
                 if (auto r = sandbox::check_id(id); !r) return fail(r.error());
                 auto sent = sandbox::signal_sandbox(paths, id, *sig);
                 if (!sent) {
-                    cli::report(sent.error());
+                    cli::report(std::move(sent.error()).about(id));
                     rc = cli::kExitFailed;
                     continue;
                 }
@@ -46,7 +46,7 @@ void add_control(CLI::App& app, Context& ctx) {
                 if (auto r = sandbox::check_id(id); !r) return fail(r.error());
                 auto state = sandbox::load(paths, id);
                 if (!state) {
-                    cli::report(state.error());
+                    cli::report(std::move(state.error()).about(id));
                     rc = cli::kExitFailed;
                     continue;
                 }

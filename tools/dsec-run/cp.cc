@@ -50,12 +50,12 @@ Result<int> run_cp(Context& ctx, const CpArgs& a) {
                                       : sandbox::copy_in(paths, id, src, dst, *limits))
                         : (to_stdout ? sandbox::copy_out_tar(paths, id, src, STDOUT_FILENO, *limits)
                                      : sandbox::copy_out(paths, id, src, dst, *limits));
-    if (!stats) return fail(stats.error());
+    if (!stats) return fail(std::move(stats.error()).about(id));
     // The record: on stdout, or on stderr when stdout carries the tar.
     json rec = {{"type", "copy"}, {"v", 1}, {"id", id}, {"src", a.src}, {"dst", a.dst}};
     stats->annotate(rec);
     if (to_stdout) {
-        std::string line = rec.dump() + "\n";
+        std::string line = jsonl::line_of(rec) + "\n";
         (void)!::write(STDERR_FILENO, line.data(), line.size());
         return 0;
     }

@@ -192,9 +192,9 @@ void add_create(CLI::App& app, Context& ctx) {
                     return fail(make_error("bad_input", "expected a rootfs record, got type \"" + r.value("type", "") +
                                                             "\" (pipe dsec-mount's output)"));
                 auto rootfs = mount::Rootfs::from_record(r);
-                if (!rootfs) return fail(rootfs.error());
+                if (!rootfs) return fail(std::move(rootfs.error()).about(r.value("id", "")));
                 auto rec = sandbox::create(paths, *rootfs, *options);
-                if (!rec) return fail(rec.error());
+                if (!rec) return fail(std::move(rec.error()).about(options->id.empty() ? rootfs->id : options->id));
                 return jsonl::emit(*rec);
             });
             return failed ? cli::kExitFailed : cli::kExitOk;

@@ -22,7 +22,7 @@ void add_destroy(CLI::App& app, Context& ctx) {
             auto missing = o->force ? sandbox::Missing::ok : sandbox::Missing::error;
             size_t failed = for_each_parallel(ids->size(), o->parallel, [&](size_t i) -> Status {
                 auto rec = sandbox::destroy(paths, (*ids)[i], missing);
-                if (!rec) return fail(rec.error());
+                if (!rec) return fail(std::move(rec.error()).about((*ids)[i]));
                 return jsonl::emit(*rec);
             });
             return failed ? cli::kExitFailed : cli::kExitOk;

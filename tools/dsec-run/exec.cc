@@ -66,7 +66,7 @@ void add_exec(CLI::App& app, Context& ctx) {
             auto paths = ctx.sandbox_paths();
             if (!o->id.empty()) {
                 auto r = sandbox::exec(paths, o->id, *options);
-                if (!r) return fail(r.error());
+                if (!r) return fail(std::move(r.error()).about(o->id));
                 if (options->capture)
                     if (auto e = jsonl::emit(r->to_record(o->id)); !e) return fail(e.error());
                 if (!r->note.empty() && !options->capture) std::cerr << "dsec-run: " << r->note << std::endl;
@@ -83,7 +83,7 @@ void add_exec(CLI::App& app, Context& ctx) {
                 auto id = jsonl::get_string((*records)[i], "id");
                 if (!id) return fail(id.error());
                 auto r = sandbox::exec(paths, *id, *options);
-                if (!r) return fail(std::move(r.error()).context("sandbox " + *id));
+                if (!r) return fail(std::move(r.error()).context("sandbox " + *id).about(*id));
                 return jsonl::emit(r->to_record(*id));
             });
             return failed ? cli::kExitFailed : cli::kExitOk;

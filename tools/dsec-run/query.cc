@@ -86,7 +86,7 @@ void add_query(CLI::App& app, Context& ctx) {
             for (auto& id : *ids) {
                 if (auto r = sandbox::check_id(id); !r) return fail(r.error());
                 if (!fs::exists(paths.state_dir(id))) {
-                    cli::report(make_error("not_found", "no sandbox \"" + id + "\" (unknown or destroyed)", id));
+                    cli::report(make_error("not_found", "no sandbox \"" + id + "\" (unknown or destroyed)", id).about(id));
                     rc = cli::kExitFailed;
                     continue;
                 }

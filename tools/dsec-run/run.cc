@@ -29,7 +29,7 @@ void add_run(CLI::App& app, Context& ctx) {
             auto made = sandbox::create(paths, *rootfs, *copts);
             if (!made) return fail(made.error());
             auto r = sandbox::exec(paths, id, *eopts);
-            if (o->keep) std::cerr << made->dump() << std::endl;
+            if (o->keep) std::cerr << jsonl::line_of(*made) << std::endl;
             else if (auto d = sandbox::destroy(paths, id, sandbox::Missing::ok); !d) cli::report(d.error());
             if (!r) return fail(r.error());
             if (eopts->capture)

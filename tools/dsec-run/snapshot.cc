@@ -34,7 +34,7 @@ void add_snapshot(CLI::App& app, Context& ctx) {
             layer::Store store(ctx.paths.layers());
             // Freeze, copy the upper, thaw; then make and publish the image.
             auto snap = snapshot::take(ctx.sandbox_paths(), store, o->id, o->snap);
-            if (!snap) return fail(snap.error());
+            if (!snap) return fail(std::move(snap.error()).about(o->id));
             if (auto r = jsonl::emit(snap->record(store, o->id)); !r) return fail(r.error());
             return cli::kExitOk;
         };
@@ -61,12 +61,12 @@ void add_fork(CLI::App& app, Context& ctx) {
             layer::Store store(ctx.paths.layers());
             // The source's create options, read before its files are taken.
             auto state = sandbox::load(paths, o->id);
-            if (!state) return fail(state.error());
+            if (!state) return fail(std::move(state.error()).about(o->id));
             auto options = snapshot::options_like(*state);
             if (!options) return fail(options.error());
             // Its current files as a layer on top of its own layers.
             auto snap = snapshot::take(paths, store, o->id, o->snap);
-            if (!snap) return fail(snap.error());
+            if (!snap) return fail(std::move(snap.error()).about(o->id));
             std::vector<std::string> layers = snap->layer.parents;
             layers.push_back(snap->layer.digest);
             // One create per fork over those layers.
@@ -75,7 +75,7 @@ void add_fork(CLI::App& app, Context& ctx) {
                 auto rootfs = rootfs_from_layers(ctx, layers, id, false);
                 if (!rootfs) return fail(rootfs.error());
                 auto rec = sandbox::create(paths, *rootfs, *options);
-                if (!rec) return fail(rec.error());
+                if (!rec) return fail(std::move(rec.error()).about(id));
                 (*rec)["forked_from"] = o->id;
                 (*rec)["snapshot"] = snap->layer.digest;
                 return jsonl::emit(*rec);
@@ -103,7 +103,7 @@ void add_reset(CLI::App& app, Context& ctx) {
             // Restart each at once and say so; the old inits die meanwhile.
             size_t failed = for_each_parallel(ids->size(), o->parallel, [&](size_t i) -> Status {
                 auto r = snapshot::reset(paths, (*ids)[i]);
-                if (!r) return fail(r.error());
+                if (!r) return fail(std::move(r.error()).about((*ids)[i]));
                 done[i] = std::move(*r);
                 return jsonl::emit(done[i].record);
             });

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <mutex>
@@ -11,15 +12,33 @@
 namespace dsec::jsonl {
 
 namespace {
+constexpr const char* kLeadingFields[] = {"type", "id", "v"};
 std::mutex out_mutex;
 std::atomic<bool> upstream_error{false};
 }  // namespace
 
 bool upstream_failed() { return upstream_error.load(); }
 
-Status emit(json record) {
-    if (!record.contains("v")) record["v"] = 1;
-    std::string line = record.dump(-1, ' ', false, json::error_handler_t::replace);
+std::string line_of(const json& record) {
+    auto text = [](const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); };
+    std::string line = "{";
+    auto put = [&](const std::string& key, const json& value) {
+        if (line.size() > 1) line += ',';
+        line += text(json(key)) + ':' + text(value);
+    };
+    // What the record is and what it is about come first, for a person reading the
+    // stream; the rest in key order.
+    for (const char* lead : kLeadingFields)
+        if (auto it = record.find(lead); it != record.end()) put(lead, *it);
+    if (!record.contains("v")) put("v", kVersion);
+    for (auto& [key, value] : record.items())
+        if (std::find(std::begin(kLeadingFields), std::end(kLeadingFields), key) == std::end(kLeadingFields))
+            put(key, value);
+    return line + "}";
+}
+
+Status emit(const json& record) {
+    std::string line = line_of(record);
     line += '\n';
     std::lock_guard lock(out_mutex);
     return fs::write_all(STDOUT_FILENO, line, "stdout");
@@ -42,6 +61,14 @@ Result<std::optional<json>> Reader::next() {
         if (record.is_discarded() || !record.is_object()) {
             std::free(buf);
             return fail(make_error("bad_input", "stdin line " + std::to_string(line_) + ": not a JSON object"));
+        }
+        if (auto v = record.find("v"); v != record.end() && !(v->is_number_unsigned() && v->get<uint64_t>() <= kVersion)) {
+            std::free(buf);
+            if (!v->is_number_integer())
+                return fail(make_error("bad_input", "stdin line " + std::to_string(line_) + ": \"v\" is not a version number"));
+            return fail(make_error("unsupported_version", "stdin line " + std::to_string(line_) + ": record version " +
+                                                              v->dump() + " is newer than this dsec reads (" +
+                                                              std::to_string(kVersion) + "); upgrade dsec"));
         }
         if (record.value("type", "") == "error") {
             upstream_error = true;

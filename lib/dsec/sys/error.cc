@@ -12,6 +12,11 @@ Error Error::context(std::string what) && {
     return std::move(*this);
 }
 
+Error Error::about(std::string subject) && {
+    if (id.empty()) id = std::move(subject);
+    return std::move(*this);
+}
+
 std::string Error::describe() const {
     std::string line = op;
     if (!path.empty()) line += (line.empty() ? "" : " ") + path;
@@ -22,6 +27,7 @@ std::string Error::describe() const {
 
 nlohmann::json Error::to_record() const {
     nlohmann::json r = {{"type", "error"}, {"v", 1}, {"code", code}, {"message", describe()}};
+    if (!id.empty()) r["id"] = id;
     if (!op.empty()) r["op"] = op;
     if (!path.empty()) r["path"] = path;
     if (err != 0) {
@@ -32,14 +38,14 @@ nlohmann::json Error::to_record() const {
 }
 
 nlohmann::json Error::to_fields() const {
-    return {{"code", code}, {"errno", err}, {"op", op}, {"path", path}, {"message", message}};
+    return {{"code", code}, {"errno", err}, {"op", op}, {"path", path}, {"message", message}, {"id", id}};
 }
 
 Error Error::from_fields(const nlohmann::json& f) {
     auto text = [&](const char* key) {
         return f.is_object() && f.contains(key) && f[key].is_string() ? f[key].get<std::string>() : std::string();
     };
-    Error e{text("code"), 0, text("op"), text("path"), text("message")};
+    Error e{text("code"), 0, text("op"), text("path"), text("message"), text("id")};
     if (f.is_object() && f.contains("errno") && f["errno"].is_number_integer()) e.err = f["errno"].get<int>();
     if (e.code.empty()) e.code = "io";
     return e;

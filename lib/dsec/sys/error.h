@@ -19,14 +19,19 @@ struct Error {
     std::string op;
     std::string path;
     std::string message;
+    /// The sandbox, rootfs or layer the failure concerns, when there is one (the record's
+    /// "id", so the end of a pipeline can tell which item of a batch failed).
+    std::string id;
 
     /// Prepends a step to the message ("building layer: ..."), returns the error itself.
     Error context(std::string what) &&;
+    /// Names the item the failure concerns, unless one is named already.
+    Error about(std::string subject) &&;
     /// The human line: "op path: message: strerror".
     std::string describe() const;
     /// The `{"type":"error","v":1,...}` record.
     nlohmann::json to_record() const;
-    /// Every field as is ({code, errno, op, path, message}), to hand an Error from one
+    /// Every field as is ({code, errno, op, path, message, id}), to hand an Error from one
     /// process to another; from_fields() reads it back (a field missing or of the wrong
     /// type is left empty; no code at all gives "io").
     nlohmann::json to_fields() const;
