@@ -12,6 +12,7 @@ void add_control(CLI::App& app, Context& ctx) {
     };
     auto k = std::make_shared<KillArgs>();
     auto* kill = app.add_subcommand("kill", "send a signal to every command running in sandboxes (never their init)");
+    kill->footer(cli::example("  dsec-run kill box1; dsec-run kill -s TERM box1 box2"));
     kill->add_option("ID", k->ids, "sandbox ids")->required();
     kill->add_option("-s,--signal", k->signal, "signal name or number (default KILL)");
     kill->callback([&ctx, k] {
@@ -37,6 +38,7 @@ void add_control(CLI::App& app, Context& ctx) {
 
     auto ids = std::make_shared<std::vector<std::string>>();
     auto* stats = app.add_subcommand("stats", "resource use of sandboxes now: memory, cpu, processes, OOM kills");
+    stats->footer(cli::example("  dsec-run stats box1 | jq .memory"));
     stats->add_option("ID", *ids, "sandbox ids")->required();
     stats->callback([&ctx, ids] {
         ctx.action = [&ctx, ids]() -> Result<int> {

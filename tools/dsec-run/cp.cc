@@ -69,6 +69,9 @@ void add_cp(CLI::App& app, Context& ctx) {
     auto* cmd = app.add_subcommand(
         "cp", "copy files or directories into (DST is ID:/path) or out of (SRC is ID:/path) a sandbox; - is a tar "
               "stream on stdin (SRC) or stdout (DST)");
+    cmd->footer(cli::example("  dsec-run cp ./src box1:/work/src\n"
+                             "  dsec-run cp box1:/work/out.log .\n"
+                             "  tar -C dir -cf - . | dsec-run cp - box1:/work; dsec-run cp box1:/work - | tar -tf -"));
     cmd->add_option("SRC", args->src, "host path, ID:/path, or - for a tar stream on stdin")->required();
     cmd->add_option("DST", args->dst, "host path, ID:/path, or - for a tar stream on stdout")->required();
     cmd->add_option("--max-bytes", args->max_bytes, "cap on the file bytes one copy moves (K, M, G, T)")

@@ -165,6 +165,8 @@ void add_create(CLI::App& app, Context& ctx) {
     };
     auto o = std::make_shared<Opts>();
     auto* cmd = app.add_subcommand("create", "create sandboxes from rootfs records on stdin (or --layers)");
+    cmd->footer(cli::example("  dsec-run create --layers base --memory 512M --cpus 1 --ttl 30m\n"
+                             "  dsec-layer ls base | dsec-mount --count 100 | dsec-run create -P 8 > boxes.jsonl"));
     add_create_options(cmd, o->args);
     cmd->add_option("-P,--parallel", o->parallel, "create up to N sandboxes at once")->check(CLI::Range(1, 256));
     cmd->callback([&ctx, o] {

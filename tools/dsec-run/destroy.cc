@@ -11,6 +11,8 @@ void add_destroy(CLI::App& app, Context& ctx) {
     };
     auto o = std::make_shared<Opts>();
     auto* cmd = app.add_subcommand("destroy", "kill everything in sandboxes and remove them (ids or records on stdin)");
+    cmd->footer(cli::example("  dsec-run destroy box1 box2\n"
+                             "  dsec-run ls --label job=eval | dsec-run destroy -P 8"));
     cmd->add_option("ID", o->ids, "sandbox ids; none: sandbox records on stdin");
     cmd->add_flag("-f,--force", o->force, "an unknown or already destroyed id is not an error (state \"absent\")");
     cmd->add_option("-P,--parallel", o->parallel, "destroy up to N sandboxes at once")->check(CLI::Range(1, 256));

@@ -55,6 +55,10 @@ void add_exec(CLI::App& app, Context& ctx) {
     };
     auto o = std::make_shared<Opts>();
     auto* cmd = app.add_subcommand("exec", "run a command in a sandbox (ID) or in each sandbox record on stdin");
+    cmd->footer(cli::example("  dsec-run exec box1 -- uname -a            # exit status: the command's\n"
+                             "  dsec-run exec -it box1 -- sh\n"
+                             "  dsec-run ls --label job=eval | dsec-run exec -P 8 --json -- uname -r"));
+    cli::takes_command(cmd);
     cmd->add_option("ID", o->id, "sandbox id; none: sandbox records on stdin, one result record each");
     add_exec_options(cmd, o->args);
     cmd->add_option("-P,--parallel", o->parallel, "with records on stdin: run in up to N sandboxes at once")

@@ -37,6 +37,8 @@ json live_record(const sandbox::Paths& paths, const std::string& id, bool full) 
 
 void add_query(CLI::App& app, Context& ctx) {
     auto ls = app.add_subcommand("ls", "list sandboxes: id, state, age_s, memory, cpu_s, last_exec, labels");
+    ls->footer(cli::example("  dsec-run ls; dsec-run ls -q --label job=eval\n"
+                            "  dsec-run ls | jq -r 'select(.memory > 1e9) | .id'"));
     auto label = std::make_shared<std::vector<std::string>>();
     auto flags = std::make_shared<cli::ListFlags>();
     ls->add_option("--label", *label, "only sandboxes with this k=v label (repeatable: all must match)");
@@ -78,6 +80,7 @@ void add_query(CLI::App& app, Context& ctx) {
 
     auto ids = std::make_shared<std::vector<std::string>>();
     auto inspect = app.add_subcommand("inspect", "show sandboxes' full records, with live memory and cpu");
+    inspect->footer(cli::example("  dsec-run inspect box1 | jq .limits"));
     inspect->add_option("ID", *ids, "sandbox ids")->required();
     inspect->callback([&ctx, ids] {
         ctx.action = [&ctx, ids]() -> Result<int> {

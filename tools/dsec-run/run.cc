@@ -11,6 +11,9 @@ void add_run(CLI::App& app, Context& ctx) {
     };
     auto o = std::make_shared<Opts>();
     auto* cmd = app.add_subcommand("run", "create a sandbox from --layers, run one command, destroy it");
+    cmd->footer(cli::example("  dsec-run run --layers base -- python3 -c 'print(1)'   # exit status: the command's\n"
+                             "  dsec-run run --layers base,tools --memory 1G --timeout 30s --json -- make test"));
+    cli::takes_command(cmd);
     add_create_options(cmd, o->create);
     add_exec_options(cmd, o->exec, false);
     cmd->add_flag("--keep", o->keep, "keep the sandbox afterwards (its record goes to stderr)");

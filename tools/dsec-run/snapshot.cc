@@ -26,6 +26,8 @@ void add_snapshot(CLI::App& app, Context& ctx) {
     };
     auto o = std::make_shared<Opts>();
     auto* cmd = app.add_subcommand("snapshot", "pack a running sandbox's files into a new layer (a layer record out)");
+    cmd->footer(cli::example("  dsec-run snapshot box1 --name task-env --policy eval.json\n"
+                             "  dsec-run snapshot box1 | jq -r '.parents[], .digest' | xargs dsec-layer ls | dsec-mount | dsec-run create"));
     cmd->add_option("ID", o->id, "the sandbox")->required();
     cmd->add_option("--name", o->snap.name, "name of the new layer");
     add_snapshot_options(cmd, o->snap);
@@ -51,6 +53,7 @@ void add_fork(CLI::App& app, Context& ctx) {
     // A fork's layer is used at once on this node: packed fast rather than small.
     o->snap.compression = "none";
     auto* cmd = app.add_subcommand("fork", "new sandboxes from a running one's current files (sandbox records out)");
+    cmd->footer(cli::example("  dsec-run fork box1 --count 8 -P 4 | dsec-run exec -P 8 --json -- ./try.sh"));
     cmd->add_option("ID", o->id, "the sandbox to fork")->required();
     cmd->add_option("-n,--count", o->count, "how many sandboxes to make")->check(CLI::Range(1, 100000));
     cmd->add_option("-P,--parallel", o->parallel, "create up to N sandboxes at once")->check(CLI::Range(1, 256));
@@ -92,6 +95,8 @@ void add_reset(CLI::App& app, Context& ctx) {
     };
     auto o = std::make_shared<Opts>();
     auto* cmd = app.add_subcommand("reset", "put sandboxes back to their layers: processes restarted, files as created");
+    cmd->footer(cli::example("  dsec-run reset box1\n"
+                             "  dsec-run ls -q --label episode=done | xargs dsec-run reset -P 4"));
     cmd->add_option("ID", o->ids, "sandbox ids; none: sandbox records on stdin");
     cmd->add_option("-P,--parallel", o->parallel, "reset up to N sandboxes at once")->check(CLI::Range(1, 256));
     cmd->callback([&ctx, o] {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "dsec/cli/help.h"
 #include "dsec/json/jsonl.h"
 
 namespace dsec::cli {
@@ -79,6 +80,7 @@ int main(CLI::App& app, int argc, char** argv, const std::function<Result<int>()
     ensure_standard_fds();
     install_signal_handlers();
     program = app.get_name();
+    use_plain_help(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -88,14 +90,13 @@ int main(CLI::App& app, int argc, char** argv, const std::function<Result<int>()
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        Error err = make_error("usage", e.what());
+        Error err = make_error("usage", usage_message(app, e.what()));
         if (!::isatty(STDOUT_FILENO)) {
             auto rec = err.to_record();
             rec["tool"] = app.get_name();
             (void)jsonl::emit(rec);
         }
-        std::cerr << app.get_name() << ": " << e.what() << "\n"
-                  << "Try '" << app.get_name() << " --help' for more." << std::endl;
+        std::cerr << app.get_name() << ": " << err.message << "\n" << help_hint(app) << std::endl;
         return kExitUsage;
     }
     Result<int> outcome;

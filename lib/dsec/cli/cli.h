@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "dsec/cli/help.h"
 #include "dsec/sys/error.h"
 #include "dsec/sys/paths.h"
 
