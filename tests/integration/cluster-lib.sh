@@ -32,8 +32,9 @@ cluster_reap() {
     for sig in TERM KILL; do
         found=0
         for p in /proc/[0-9]*; do
-            [ "${p#/proc/}" != "$$" ] && [ "$p/ns/net" -ef /proc/$$/ns/net ] || continue
-            kill -s "$sig" "${p#/proc/}" 2>/dev/null && found=1
+            if [ "${p#/proc/}" != "$$" ] && [ "$p/ns/net" -ef /proc/$$/ns/net ]; then
+                kill -s "$sig" "${p#/proc/}" 2>/dev/null && found=1
+            fi
         done
         [ "$found" = 1 ] || return 0
         sleep 1
@@ -88,4 +89,55 @@ gluster_client_rchar() {
         return 0
     done
     fail "no FUSE client serves $1"
+}
+
+# slurm_up CPUS: munged with a key made for this test, then slurmctld and one slurmd
+# (node "dsec-n1", CPUS CPUs) on 127.0.0.1, every file of theirs under $T/slurm;
+# exports SLURM_CONF for the client commands. Debian's Slurm is built without
+# multiple-slurmd and front-end support, so the cluster has one node name.
+slurm_up() {
+    local cpus=$1 s=$T/slurm i
+    # munged wants its socket's directories open to all: it goes on the private /run.
+    mkdir -p "$s/munge" "$s/state" "$s/spool" "$s/log" /run/munge
+    chmod 0700 "$s/munge"
+    mungekey --create --keyfile="$s/munge/munge.key" || fail "mungekey"
+    munged --key-file="$s/munge/munge.key" --socket=/run/munge/munge.socket --pid-file=/run/munge/munged.pid \
+        --log-file="$s/log/munged.log" --seed-file="$s/munge/munged.seed" || fail "munged did not start"
+    export SLURM_CONF=$s/slurm.conf
+    cat > "$SLURM_CONF" <<CONF
+ClusterName=dsectest
+SlurmctldHost=$(hostname -s)(127.0.0.1)
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=/run/munge/munge.socket
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$s/state
+SlurmdSpoolDir=$s/spool
+SlurmctldPidFile=$s/slurmctld.pid
+SlurmdPidFile=$s/slurmd.pid
+SlurmctldLogFile=$s/log/slurmctld.log
+SlurmdLogFile=$s/log/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+MpiDefault=none
+SwitchType=switch/none
+ReturnToService=2
+SlurmdTimeout=30
+MinJobAge=10
+NodeName=dsec-n1 NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
+PartitionName=dsec Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+CONF
+    slurmctld -i || fail "slurmctld did not start"
+    slurmd -N dsec-n1 || fail "slurmd did not start"
+    for i in $(seq 100); do
+        sinfo -h -N -o '%T' 2>/dev/null | grep -qx idle && return 0
+        sleep 0.2
+    done
+    fail "the node did not come up: $(sinfo -N 2>&1); $(tail -5 "$s/log/slurmd.log" "$s/log/slurmctld.log" 2>&1)"
 }

@@ -1,0 +1,63 @@
+#!/bin/bash
+# scripts/dsec-slurm against a real Slurm (munged, slurmctld, slurmd, started here as a
+# one-node cluster): a batch of sandboxes from a layer published to GlusterFS, spread
+# as an sbatch array; the records come back merged in sandbox order with a summary;
+# failures are counted, a bad job description is refused with one clear error, and
+# the same batch run without Slurm (--local) gives the launcher's overhead.
+. "$(dirname "$0")/cluster-lib.sh"
+
+launcher=$DSEC_SRC/scripts/dsec-slurm
+gluster_up shared 2
+gluster_mount shared "$T/shared"
+gluster_mount shared "$T/ro" ro
+slurm_up 2
+
+make_busybox_tree "$T/tree"
+mkdir "$T/shared/layers" "$T/shared/results"
+dsec-layer build "$T/tree" --name base > /dev/null
+dsec-layer publish base --to "$T/shared/layers" > /dev/null || fail "publish"
+
+job() {  # job FILE COUNT TASKS PER_NODE COMMAND...: a job description
+    local file=$1 count=$2 tasks=$3 per=$4; shift 4
+    jq -n --arg store "$T/ro/layers" --argjson count "$count" --argjson tasks "$tasks" --argjson per "$per" \
+        '{layers: ["base"], count: $count, tasks: $tasks, per_node: $per, store: $store,
+          limits: {memory: "64M", pids: 64, timeout: "30s"}, command: $ARGS.positional}' --args "$@" > "$file"
+}
+
+# Eight sandboxes in two array tasks, two at a time on the node.
+# shellcheck disable=SC2016 # the sandbox's shell expands it
+job "$T/job.json" 8 2 2 sh -c 'echo sandbox $DSEC_INDEX'
+"$launcher" "$T/job.json" --results "$T/shared/results/one" > "$T/out" || fail "the batch failed: $(cat "$T/out")"
+jq -se '[.[] | select(.type == "task") | .index] == [range(8)]' "$T/out" > /dev/null || fail "records not in order: $(cat "$T/out")"
+jq -se 'all(.[] | select(.type == "task"); .ok and .stdout == "sandbox \(.index)\n" and .node != null)' "$T/out" > /dev/null ||
+    fail "task records: $(cat "$T/out")"
+jq -se '[.[] | select(.type == "task") | .array_task] | unique == [0, 1]' "$T/out" > /dev/null || fail "not two array tasks"
+sum=$(tail -n 1 "$T/out")
+jq -e '.type == "summary" and .count == 8 and .ok == 8 and .failed == 0 and (.job | test("^[0-9]+$"))' <<<"$sum" > /dev/null ||
+    fail "summary: $sum"
+[ "$(find "$T/shared/results/one" -name 'task-*.jsonl' | wc -l)" = 2 ] || fail "task files: $(ls "$T/shared/results/one")"
+
+# Failing commands are counted; the launcher exits 1 and still merges everything.
+# shellcheck disable=SC2016 # the sandbox's shell expands it
+job "$T/fail.json" 4 2 2 sh -c 'exit $((DSEC_INDEX % 2))'
+"$launcher" "$T/fail.json" --results "$T/shared/results/fail" > "$T/fout" && fail "a batch with failures exited 0"
+jq -se '[.[] | select(.type == "task") | [.index, .ok, .exit_code]] == [[0,true,0],[1,false,1],[2,true,0],[3,false,1]]' \
+    "$T/fout" > /dev/null || fail "failure records: $(cat "$T/fout")"
+tail -n 1 "$T/fout" | jq -e '.ok == 2 and .failed == 2' > /dev/null || fail "failure summary: $(tail -n 1 "$T/fout")"
+
+# A bad job description: one line on stderr, an error record, nothing submitted.
+echo '{"layers": [], "count": 2, "command": ["true"]}' > "$T/bad.json"
+out=$("$launcher" "$T/bad.json" --results "$T/shared/results/bad" 2> "$T/err") && fail "a bad job was accepted"
+jq -e '.type == "error" and .code == "bad_input"' <<<"$out" > /dev/null || fail "no error record: $out"
+[ "$(wc -l < "$T/err")" = 1 ] || fail "stderr: $(cat "$T/err")"
+[ ! -e "$T/shared/results/bad" ] || fail "a refused job left a results directory"
+"$launcher" "$T/job.json" --results "$T/shared/results/one" > /dev/null 2>&1 && fail "reused a results directory"
+
+# The same batch, larger, through Slurm and without it.
+job "$T/big.json" 24 2 4 true
+"$launcher" "$T/big.json" --results "$T/shared/results/slurm" > "$T/s" || fail "24 through Slurm: $(tail -n 1 "$T/s")"
+"$launcher" "$T/big.json" --results "$T/shared/results/local" --local > "$T/l" || fail "24 locally: $(tail -n 1 "$T/l")"
+echo "cluster: 24 sandboxes (2 array tasks x 4 at once) through Slurm: $(tail -n 1 "$T/s" | jq -r '"\(.seconds) s, \(.per_second)/s"');" \
+     "without Slurm: $(tail -n 1 "$T/l" | jq -r '"\(.seconds) s, \(.per_second)/s"')"
+[ -z "$(ls "$DSEC_RUN/sandboxes" 2>/dev/null)" ] || fail "sandboxes left: $(ls "$DSEC_RUN/sandboxes")"
+echo ok
