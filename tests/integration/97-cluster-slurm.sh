@@ -60,4 +60,13 @@ job "$T/big.json" 24 2 4 true
 echo "cluster: 24 sandboxes (2 array tasks x 4 at once) through Slurm: $(tail -n 1 "$T/s" | jq -r '"\(.seconds) s, \(.per_second)/s"');" \
      "without Slurm: $(tail -n 1 "$T/l" | jq -r '"\(.seconds) s, \(.per_second)/s"')"
 [ -z "$(ls "$DSEC_RUN/sandboxes" 2>/dev/null)" ] || fail "sandboxes left: $(ls "$DSEC_RUN/sandboxes")"
+
+# The launcher's options are in its man page and completions (test 01 covers the binaries).
+sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' "$DSEC_SRC/man/dsec-slurm.1" > "$T/man"
+for opt in $("$launcher" --help | sed -n '/^Options:/,/^$/p' | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
+    for f in "$T/man" "$DSEC_SRC/completions/bash/dsec-slurm" "$DSEC_SRC/completions/zsh/_dsec-slurm"; do
+        grep -qF -- "$opt" "$f" || fail "$opt is not in $f"
+    done
+    grep -qE -- "-l ${opt#--}( |\$)" "$DSEC_SRC/completions/fish/dsec-slurm.fish" || fail "$opt is not in the fish completion"
+done
 echo ok
