@@ -45,6 +45,7 @@ echo "cluster: a sandbox reading 3 MiB of a $size-byte layer on GlusterFS: the b
 
 # Mounted from the volume itself (file-backed or through a loop device), not from a copy.
 src=$(dsec-mount ls | jq -r --arg h "$hex" 'select(.digest == "sha256:" + $h) | .image')
+echo "cluster: node B mounts the layer from $src"
 case "$src" in
     "$DSEC_STORE/$hex.erofs") ;;
     /dev/loop*) losetup -nO BACK-FILE "$src" | grep -qx "$DSEC_STORE/$hex.erofs" || fail "loop device backs $(losetup -nO BACK-FILE "$src")" ;;

@@ -29,7 +29,10 @@ wait $pb || fail "publish on node B"
 jq -e --arg d "$da" '.type == "layer" and .digest == $d and .name == "base"' "$T/pa" "$T/pb" > /dev/null ||
     fail "publish records: $(cat "$T/pa" "$T/pb")"
 [ "$(reader dsec-layer ls | wc -l)" = 1 ] || fail "two publishes of one layer left $(reader dsec-layer ls | wc -l) layers"
-[ "$(find "$T/bricks" -name '*.erofs' | wc -l)" = 1 ] || fail "images on the bricks: $(find "$T/bricks" -name '*.erofs')"
+# (A rename on a distributed volume may leave a DHT link file, mode 01000 and empty,
+# on the brick of the old name: a pointer, not a copy.)
+[ "$(find "$T/bricks" -name '*.erofs' ! -perm -1000 | wc -l)" = 1 ] ||
+    fail "images on the bricks: $(find "$T/bricks" -name '*.erofs' -printf '%p %s %m\n')"
 [ -z "$(ls -A "$T/nodeA/layers/tmp")" ] || fail "staging left: $(ls -A "$T/nodeA/layers/tmp")"
 # Again: nothing copied.
 node A dsec-layer publish base --to "$T/nodeA/layers" | jq -e '.copied == false' > /dev/null || fail "republished"
@@ -69,7 +72,7 @@ reader dsec-layer verify big | jq -e .ok > /dev/null || fail "the published imag
 # A publish killed midway: no layer a reader can see, or a complete one; gc clears the rest.
 mkdir -p "$T/big2/data" && cp "$T/big/data/"* "$T/big2/data/" && echo 2 > "$T/big2/v"
 node A dsec-layer build "$T/big2" --name big2 --compress none > /dev/null
-node A dsec-layer publish big2 --to "$T/nodeA/layers" > /dev/null & victim=$!
+DSEC_STORE=$T/rootA/layers dsec-layer publish big2 --to "$T/nodeA/layers" > /dev/null 2>&1 & victim=$!
 sleep 0.5
 kill -KILL $victim 2>/dev/null || true
 wait $victim 2>/dev/null || true

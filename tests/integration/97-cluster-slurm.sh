@@ -45,6 +45,28 @@ jq -se '[.[] | select(.type == "task") | [.index, .ok, .exit_code]] == [[0,true,
     "$T/fout" > /dev/null || fail "failure records: $(cat "$T/fout")"
 tail -n 1 "$T/fout" | jq -e '.ok == 2 and .failed == 2' > /dev/null || fail "failure summary: $(tail -n 1 "$T/fout")"
 
+# An array task that goes away mid-batch (cancelled, as when its node dies): its
+# sandboxes are reported lost, the others complete, nothing is left on the node.
+# shellcheck disable=SC2016 # the sandbox's shell expands it
+job "$T/lost.json" 4 2 2 sh -c '[ $DSEC_INDEX -lt 2 ] || sleep 60'
+"$launcher" "$T/lost.json" --results "$T/shared/results/lost" > "$T/lout" & lpid=$!
+for _ in $(seq 100); do
+    running=$(squeue -h -r -t R -o %i | grep '_1$' || true)
+    [ -n "$running" ] && [ -e "$T/shared/results/lost/task-0.jsonl" ] && break
+    sleep 0.2
+done
+[ -n "$running" ] || fail "array task 1 never ran"
+sleep 1
+scancel "$running"
+rc=0; timeout 60 tail --pid=$lpid -f /dev/null || fail "the launcher hangs after a lost task"
+wait $lpid || rc=$?
+[ "$rc" = 1 ] || fail "a batch with a lost task exited $rc"
+jq -se '[.[] | select(.type == "task") | [.index, .ok, (.error.code // "")]] == [[0,true,""],[1,true,""],[2,false,"lost"],[3,false,"lost"]]' \
+    "$T/lout" > /dev/null || fail "lost records: $(cat "$T/lout")"
+tail -n 1 "$T/lout" | jq -e '.lost == 2 and .ok == 2' > /dev/null || fail "lost summary: $(tail -n 1 "$T/lout")"
+for _ in $(seq 50); do [ -z "$(ls "$DSEC_RUN/sandboxes" 2>/dev/null)" ] && break; sleep 0.2; done
+[ -z "$(ls "$DSEC_RUN/sandboxes" 2>/dev/null)" ] || fail "a cancelled task left sandboxes: $(ls "$DSEC_RUN/sandboxes")"
+
 # A bad job description: one line on stderr, an error record, nothing submitted.
 echo '{"layers": [], "count": 2, "command": ["true"]}' > "$T/bad.json"
 out=$("$launcher" "$T/bad.json" --results "$T/shared/results/bad" 2> "$T/err") && fail "a bad job was accepted"

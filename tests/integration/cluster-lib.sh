@@ -130,6 +130,7 @@ SwitchType=switch/none
 ReturnToService=2
 SlurmdTimeout=30
 MinJobAge=10
+KillWait=5
 NodeName=dsec-n1 NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
 PartitionName=dsec Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
