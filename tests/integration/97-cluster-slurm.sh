@@ -18,10 +18,11 @@ dsec-layer build "$T/tree" --name base > /dev/null
 dsec-layer publish base --to "$T/shared/layers" > /dev/null || fail "publish"
 
 job() {  # job FILE COUNT TASKS PER_NODE COMMAND...: a job description
-    local file=$1 count=$2 tasks=$3 per=$4; shift 4
+    local file=$1 count=$2 tasks=$3 per=$4 cmd='[]' a; shift 4
+    for a in "$@"; do cmd=$(jq -c --arg a "$a" '. + [$a]' <<<"$cmd"); done
     jq -n --arg store "$T/ro/layers" --argjson count "$count" --argjson tasks "$tasks" --argjson per "$per" \
-        '{layers: ["base"], count: $count, tasks: $tasks, per_node: $per, store: $store,
-          limits: {memory: "64M", pids: 64, timeout: "30s"}, command: $ARGS.positional}' --args "$@" > "$file"
+        --argjson cmd "$cmd" '{layers: ["base"], count: $count, tasks: $tasks, per_node: $per, store: $store,
+          limits: {memory: "64M", pids: 64, timeout: "30s"}, command: $cmd}' > "$file"
 }
 
 # Eight sandboxes in two array tasks, two at a time on the node.
