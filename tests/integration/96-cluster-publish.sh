@@ -41,7 +41,24 @@ node A dsec-layer publish base --to "$T/nodeA/layers" | jq -e '.copied == false'
 reader dsec-run create --layers base --id c > /dev/null || fail "create from the published layer"
 on_exit "DSEC_STORE=$T/nodeC/layers DSEC_ROOT=$T/rootC dsec-run destroy --force c > /dev/null"
 [ "$(reader dsec-run exec c -- cat /etc/group)" = "root:x:0:" ] || fail "reading the published layer"
+
+# A new version published under the same name while node C runs the old one: the
+# running sandbox keeps its files, the next one gets the new version.
+echo v2 > "$T/tree/version"
+node A dsec-layer build "$T/tree" --name base > /dev/null
+node A dsec-layer publish base --to "$T/nodeA/layers" | jq -e '.copied' > /dev/null || fail "publishing v2"
+reader dsec-run exec c -- test ! -e /version || fail "the running sandbox saw the new version"
+[ "$(reader dsec-run exec c -- cat /etc/group)" = "root:x:0:" ] || fail "the running sandbox lost its layer"
+# Node C sees the name move once its FUSE client's metadata cache lets go of the old entry.
+start=$(date +%s%N)
+for _ in $(seq 50); do
+    [ "$(reader dsec-layer ls base | jq -r .digest)" = "$(node A dsec-layer ls base | jq -r .digest)" ] && break
+    sleep 0.2
+done
+echo "cluster: node C saw the name move after $(( ($(date +%s%N) - start) / 1000000 )) ms"
+[ "$(reader dsec-run run --layers base -- cat /version)" = v2 ] || fail "a new sandbox did not get v2"
 reader dsec-run destroy c > /dev/null
+reader dsec-mount release > /dev/null
 
 # A larger layer published while node C watches: every look finds no layer, or the
 # whole image with its metadata.
@@ -84,5 +101,6 @@ DSEC_STORE=$T/nodeA/layers dsec-layer gc > /dev/null || fail "gc of the shared s
 [ -z "$(ls -A "$T/nodeA/layers/tmp")" ] || fail "gc left staging: $(ls -A "$T/nodeA/layers/tmp")"
 node A dsec-layer publish big2 --to "$T/nodeA/layers" > /dev/null || fail "publishing again after the kill"
 reader dsec-layer verify big2 | jq -e .ok > /dev/null || fail "big2 after the second publish"
+# base (v2), big and big2: gc took base v1, unnamed since v2 took its name.
 [ "$(reader dsec-layer ls | wc -l)" = 3 ] || fail "layers in the shared store: $(reader dsec-layer ls -q)"
 echo ok
