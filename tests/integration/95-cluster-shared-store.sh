@@ -11,9 +11,7 @@ gluster_mount shared "$T/nodeA"
 gluster_mount shared "$T/nodeB" ro
 
 # A large layer: a busybox base and 64 files of 1 MiB that do not compress.
-make_busybox_tree "$T/tree"
-mkdir "$T/tree/data"
-for i in $(seq -w 1 64); do head -c 1M /dev/urandom > "$T/tree/data/f$i"; done
+make_data_tree "$T/tree" 64
 rec=$(DSEC_STORE=$T/nodeA/layers dsec-layer build "$T/tree" --name big --compress none) || fail "build on the volume"
 size=$(jq -r .size <<<"$rec")
 hex=$(jq -r .digest <<<"$rec" | cut -c8-)

@@ -8,9 +8,7 @@
 gluster_up shared 2
 gluster_mount shared "$T/nodeA"
 gluster_mount shared "$T/nodeB" ro
-make_busybox_tree "$T/tree"
-mkdir "$T/tree/data"
-for i in $(seq 8); do head -c 1M /dev/urandom > "$T/tree/data/f$i"; done
+make_data_tree "$T/tree" 8
 DSEC_STORE=$T/nodeA/layers dsec-layer build "$T/tree" --name base > /dev/null || fail "build"
 dsec-layer build "$T/tree" --name local > /dev/null
 echo 2 > "$T/tree/v" && dsec-layer build "$T/tree" --name local2 > /dev/null
@@ -43,8 +41,16 @@ within 15 dsec-run exec s -- cat /data/f5
 within 15 env DSEC_STORE='' dsec-layer publish local --to "$T/nodeA/layers"
 
 gl volume start shared > /dev/null || fail "starting the volume again"
-for _ in $(seq 100); do dsec-layer ls base > /dev/null 2>&1 && break; sleep 0.2; done
-dsec-layer ls base > /dev/null || fail "the store did not come back"
+# The FUSE clients reconnect to the bricks on their own (every few seconds).
+# Back: both bricks count both nodes' clients again.
+back() {
+    gl volume status shared clients 2> /dev/null |
+        awk '/^Clients connected/ { n++; if ($NF >= 2) ok++ } END { exit !(n == 2 && ok == 2) }'
+}
+start=$(date +%s)
+for _ in $(seq 300); do back && break; sleep 0.2; done
+echo "cluster: the store was back for both nodes after $(($(date +%s) - start)) s"
+back || fail "the store did not come back: $(gl volume status shared clients 2>&1)"
 dsec-layer ls local > /dev/null 2>&1 && fail "a publish to a store that was down left a layer"
 DSEC_STORE='' dsec-layer publish local2 --to "$T/nodeA/layers" > /dev/null || fail "publish after the store came back"
 dsec-run destroy --force s > /dev/null || fail "destroying the sandbox"

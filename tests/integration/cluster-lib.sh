@@ -62,6 +62,15 @@ gluster_up() {
     on_exit "gl volume stop $vol force >/dev/null 2>&1"
 }
 
+# make_data_tree DIR COUNT: a busybox tree with COUNT files of 1 MiB that do not compress
+# under /data (f1..fCOUNT, zero-padded to the same width).
+make_data_tree() {
+    local i
+    make_busybox_tree "$1"
+    mkdir "$1/data"
+    for i in $(seq -w 1 "$2"); do head -c 1M /dev/urandom > "$1/data/f$i"; done
+}
+
 # gluster_mount VOLUME DIR [ro]: a node's view of the volume through its own FUSE client.
 gluster_mount() {
     local vol=$1 dir=$2 opts=${3:-rw}
