@@ -68,6 +68,14 @@ tail -n 1 "$T/lout" | jq -e '.lost == 2 and .ok == 2' > /dev/null || fail "lost 
 for _ in $(seq 50); do [ -z "$(ls "$DSEC_RUN/sandboxes" 2>/dev/null)" ] && break; sleep 0.2; done
 [ -z "$(ls "$DSEC_RUN/sandboxes" 2>/dev/null)" ] || fail "a cancelled task left sandboxes: $(ls "$DSEC_RUN/sandboxes")"
 
+# Rerunning only what did not succeed is one command; here with a job that now succeeds.
+job "$T/fixed.json" 4 2 2 true
+"$launcher" --rerun "$T/shared/results/lost" --results "$T/shared/results/rerun" "$T/fixed.json" > "$T/rout" ||
+    fail "the rerun failed: $(cat "$T/rout")"
+jq -se '[.[] | select(.type == "task") | [.index, .ok]] == [[2,true],[3,true]]' "$T/rout" > /dev/null ||
+    fail "rerun records: $(cat "$T/rout")"
+tail -n 1 "$T/rout" | jq -e '.count == 2 and .ok == 2' > /dev/null || fail "rerun summary: $(tail -n 1 "$T/rout")"
+
 # A bad job description: one line on stderr, an error record, nothing submitted.
 echo '{"layers": [], "count": 2, "command": ["true"]}' > "$T/bad.json"
 out=$("$launcher" "$T/bad.json" --results "$T/shared/results/bad" 2> "$T/err") && fail "a bad job was accepted"
