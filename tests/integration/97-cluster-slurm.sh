@@ -17,17 +17,20 @@ mkdir "$T/shared/layers" "$T/shared/results"
 dsec-layer build "$T/tree" --name base > /dev/null
 dsec-layer publish base --to "$T/shared/layers" > /dev/null || fail "publish"
 
-job() {  # job FILE COUNT TASKS PER_NODE COMMAND...: a job description
+job() {  # job FILE COUNT TASKS PER_NODE COMMAND...: a job description (policy: $policy)
     local file=$1 count=$2 tasks=$3 per=$4 cmd='[]' a; shift 4
     for a in "$@"; do cmd=$(jq -c --arg a "$a" '. + [$a]' <<<"$cmd"); done
     jq -n --arg store "$T/ro/layers" --argjson count "$count" --argjson tasks "$tasks" --argjson per "$per" \
-        --argjson cmd "$cmd" '{layers: ["base"], count: $count, tasks: $tasks, per_node: $per, store: $store,
-          limits: {memory: "64M", pids: 64, timeout: "30s"}, command: $cmd}' > "$file"
+        --argjson cmd "$cmd" --arg policy "${policy:-}" '{layers: ["base"], count: $count, tasks: $tasks,
+          per_node: $per, store: $store, limits: {memory: "64M", pids: 64, timeout: "30s"}, command: $cmd}
+          + if $policy == "" then {} else {policy: $policy} end' > "$file"
 }
 
-# Eight sandboxes in two array tasks, two at a time on the node.
+# Eight sandboxes in two array tasks, two at a time on the node, under a policy (from the
+# shared filesystem) that hides /etc/group.
+echo '{"files": {"hidden": ["/etc/group"]}}' > "$T/shared/policy.json"
 # shellcheck disable=SC2016 # the sandbox's shell expands it
-job "$T/job.json" 8 2 2 sh -c 'echo sandbox $DSEC_INDEX'
+policy=$T/shared/policy.json job "$T/job.json" 8 2 2 sh -c '[ ! -s /etc/group ] && echo sandbox $DSEC_INDEX'
 "$launcher" "$T/job.json" --results "$T/shared/results/one" > "$T/out" || fail "the batch failed: $(cat "$T/out")"
 jq -se '[.[] | select(.type == "task") | .index] == [range(8)]' "$T/out" > /dev/null || fail "records not in order: $(cat "$T/out")"
 jq -se 'all(.[] | select(.type == "task"); .ok and .stdout == "sandbox \(.index)\n" and .node != null)' "$T/out" > /dev/null ||
