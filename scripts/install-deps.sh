@@ -8,9 +8,12 @@ libacl1-dev libzstd-dev libseccomp-dev libbpf-dev doctest-dev erofs-utils"
 run="busybox-static jq zstd xz-utils bzip2 gzip attr tar util-linux iproute2 fuse3 libfuse3-dev"
 bench="bubblewrap runc gnuplot-nox bpftool clang"
 test="debootstrap"
+# The cluster tests' distributed filesystem and workload manager (their daemons are
+# started by the tests themselves, in private namespaces).
+cluster="glusterfs-server glusterfs-client slurm-wlm munge"
 
 missing=""
-for p in $build $run $bench $test; do
+for p in $build $run $bench $test $cluster; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
         || missing="$missing $p"
 done

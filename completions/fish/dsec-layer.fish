@@ -1,5 +1,5 @@
 # fish completion for dsec-layer
-set -l subs build import import-image export ls inspect tag rm verify gc
+set -l subs build import import-image export ls inspect tag rm verify gc publish
 function __dsec_layer_names
     set -l store /var/lib/dsec/layers
     set -q DSEC_ROOT; and set store $DSEC_ROOT/layers
@@ -22,6 +22,9 @@ complete -c dsec-layer -n "not __fish_seen_subcommand_from $subs" -a tag -d 'nam
 complete -c dsec-layer -n "not __fish_seen_subcommand_from $subs" -a rm -d 'remove layers'
 complete -c dsec-layer -n "not __fish_seen_subcommand_from $subs" -a verify -d 'check digests and images'
 complete -c dsec-layer -n "not __fish_seen_subcommand_from $subs" -a gc -d 'remove unnamed layers and leftovers'
+complete -c dsec-layer -n "not __fish_seen_subcommand_from $subs" -a publish -d 'copy layers into a shared store'
+complete -c dsec-layer -n "__fish_seen_subcommand_from publish" -l to -r -F -d 'store to publish into'
+complete -c dsec-layer -n "__fish_seen_subcommand_from publish" -l name -r -d 'name there'
 complete -c dsec-layer -n "__fish_seen_subcommand_from build" -F -a '(__fish_complete_directories)'
 complete -c dsec-layer -n "__fish_seen_subcommand_from build import import-image" -l name -r -d 'layer name'
 complete -c dsec-layer -n "__fish_seen_subcommand_from build import import-image" -l label -r -d 'label key=value'
@@ -37,6 +40,6 @@ complete -c dsec-layer -n "__fish_seen_subcommand_from export" -l level -x -d 'z
 complete -c dsec-layer -n "__fish_seen_subcommand_from rm" -l name-only -d 'remove only the name'
 complete -c dsec-layer -n "__fish_seen_subcommand_from rm" -l all-names -d 'remove the layer with all its names'
 complete -c dsec-layer -n "__fish_seen_subcommand_from gc" -s n -l dry-run -d 'report only'
-complete -c dsec-layer -n "__fish_seen_subcommand_from export ls inspect tag rm verify" -a '(__dsec_layer_names)'
+complete -c dsec-layer -n "__fish_seen_subcommand_from export ls inspect tag rm verify publish" -a '(__dsec_layer_names)'
 complete -c dsec-layer -n "__fish_seen_subcommand_from ls" -s q -l quiet -d 'digests only'
 complete -c dsec-layer -n "__fish_seen_subcommand_from ls" -l json -d 'records on a terminal too'

@@ -25,6 +25,7 @@ void add_import(CLI::App& app, Context& ctx);        // import and import-image
 void add_export(CLI::App& app, Context& ctx);
 void add_query(CLI::App& app, Context& ctx);         // ls, inspect
 void add_maintenance(CLI::App& app, Context& ctx);   // tag, rm, verify, gc
+void add_publish(CLI::App& app, Context& ctx);
 
 /// Parses "k=v" labels. Errors: usage.
 Result<std::map<std::string, std::string>> parse_labels(const std::vector<std::string>& labels);

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
     layer_tool::add_export(app, ctx);
     layer_tool::add_query(app, ctx);
     layer_tool::add_maintenance(app, ctx);
+    layer_tool::add_publish(app, ctx);
 
     return cli::main(app, argc, argv, [&] { return ctx.action(); });
 }

@@ -168,6 +168,9 @@ Result<Layer> Store::resolve(const std::string& ref) const {
             if (!layer) return fail(std::move(layer.error()).context("layer \"" + ref + "\""));
             return layer;
         }
+        // Not a name is one thing; a store that cannot be read (a shared filesystem gone
+        // away) is another, and says so.
+        if (target.error().err != ENOENT) return fail(std::move(target.error()).context("layer \"" + ref + "\""));
     }
     std::string hex = strip_prefix(ref);
     if (hex.size() >= 4 && hex.size() <= 64 && is_hex(hex)) {
