@@ -43,6 +43,8 @@ int main(int argc, char** argv) {
     run_tool::add_fork(app, ctx);
     run_tool::add_reset(app, ctx);
     run_tool::add_control(app, ctx);
+    run_tool::add_session(app, ctx);
+    run_tool::add_log(app, ctx);
 
     return cli::main(app, cut, argv, [&] { return ctx.action(); });
 }

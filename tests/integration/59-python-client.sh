@@ -1,0 +1,17 @@
+#!/bin/bash
+# The Python client (python/dsec, standard library only) against the real binaries:
+# python3 -m unittest over python/tests, with a busybox layer to make sandboxes from.
+. "$(dirname "$0")/lib.sh"
+
+command -v python3 > /dev/null || fail "python3 is missing (scripts/install-deps.sh installs it)"
+make_busybox_tree "$T/tree"
+ln -sf busybox "$T/tree/bin/hostname"
+dsec-layer build "$T/tree" --name pybase > /dev/null
+export DSEC_TEST_LAYER=pybase
+cd "$DSEC_SRC/python"
+python3 -m unittest discover -s tests -t . -v > "$T/py.log" 2>&1 || { cat "$T/py.log"; fail "python unit tests"; }
+grep -q "skipped" "$T/py.log" && { cat "$T/py.log"; fail "python tests skipped"; }
+tail -n 3 "$T/py.log"
+# Every sandbox the tests made is gone.
+[ "$(dsec-run ls -q | wc -l)" = 0 ] || fail "sandboxes left: $(dsec-run ls -q)"
+echo ok
