@@ -8,8 +8,8 @@ make_busybox_tree "$T/tree"
 ln -sf busybox "$T/tree/bin/hostname"
 dsec-layer build "$T/tree" --name pybase > /dev/null
 export DSEC_TEST_LAYER=pybase
-cd "$DSEC_SRC/python"
-python3 -m unittest discover -s tests -t . -v > "$T/py.log" 2>&1 || { cat "$T/py.log"; fail "python unit tests"; }
+cd "$T"
+PYTHONPATH="$DSEC_SRC/python" python3 -m unittest discover -s "$DSEC_SRC/python/tests" -v > "$T/py.log" 2>&1 || { cat "$T/py.log"; fail "python unit tests"; }
 grep -q "skipped" "$T/py.log" && { cat "$T/py.log"; fail "python tests skipped"; }
 tail -n 3 "$T/py.log"
 # Every sandbox the tests made is gone.

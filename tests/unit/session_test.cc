@@ -42,15 +42,10 @@ TEST_CASE("session: ids are SANDBOX@8 hex digits") {
 }
 
 TEST_CASE("log: a result's fields, output capped") {
-    ExecResult r;
-    r.exit_code = 3;
-    r.out = std::string(kLogOutputCap + 10, 'x');
-    r.err = "e";
-    r.out_bytes = kLogOutputCap + 10;
-    r.err_bytes = 1;
-    r.in_bytes = 2;
-    r.out_sha256 = "aa";
-    r.note = "n";
+    // Designated initializers: GCC 12 warns wrongly (-Wrestrict) about assigning literals at -O3.
+    ExecResult r{.exit_code = 3, .out = std::string(kLogOutputCap + 10, 'x'), .err = std::string(1, 'e'),
+                 .note = std::string(1, 'n'), .in_bytes = 2, .out_bytes = kLogOutputCap + 10, .err_bytes = 1,
+                 .out_sha256 = std::string(2, 'a')};
     json rec = log_record("box", "exec");
     add_result(rec, r);
     CHECK(rec["type"] == "log");
