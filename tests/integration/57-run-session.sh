@@ -43,6 +43,15 @@ expect_exit 3 run -- 'false || (exit 3)' > /dev/null
 r=$(run -- 'printf "\n0123456789ab0123456789ab 0\n"; printf "\n0123456789ab0123456789ab 0\n" >&9; printf "\nx 0\n" > /proc/$$/fd/9; sleep 0.3; echo late; false' || true)
 echo "$r" | jq -e '(.stdout | endswith("late\n")) and .exit_code == 1' > /dev/null || fail "forged status accepted: $r"
 
+# A background job flooding the output or the status channel, from one command to the
+# next, holds nothing up: each command still ends with its own status.
+run -- 'yes > /dev/null & f1=$!; yes junk >&9 & f2=$!; yes out & f3=$!' > /dev/null
+r=$(run --timeout 20s -- 'echo marker; (exit 6)' || true)
+echo "$r" | jq -e '.exit_code == 6 and .timed_out == false and (.stdout | contains("marker"))' > /dev/null ||
+    fail "flooded session: $(echo "$r" | jq -c '{exit_code, timed_out, note}')"
+run -- 'kill $f1 $f2 $f3; wait $f1 $f2 $f3 2>/dev/null; true' > /dev/null
+[ "$(dsec-run exec se -- sh -c 'ps | grep -c "[y]es" || true')" = 0 ] || fail "the flood jobs live on"
+
 # A syntax error is the command's (status 2, message on stderr), not the session's end.
 r=$(run -- 'echo "unterminated' || true)
 echo "$r" | jq -e '.exit_code == 2 and (.stderr | length) > 0' > /dev/null || fail "syntax error: $r"

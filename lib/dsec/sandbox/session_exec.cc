@@ -29,6 +29,8 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kShellGrace = std::chrono::seconds(2);
 // How much of the status channel is looked at: the last bytes, which hold our line.
 constexpr size_t kStatusKept = 4096;
+// Most reads of 64 KiB one emptying of a FIFO makes.
+constexpr int kMaxReads = 16;
 
 // The command's stdin and its three outputs, opened from the host side.
 struct Ends {
@@ -58,11 +60,12 @@ struct Capture {
 };
 
 // Reads what is there into `c` (up to `limit` kept, the rest dropped); with `all`, until
-// the FIFO is empty. Returns whether anything was read.
+// the FIFO is empty or kMaxReads reads were made (a writer that never stops, such as a
+// background `yes`, must not hold us). Returns whether anything was read.
 bool pump(int fd, Capture& c, size_t limit, bool all = false) {
     char buf[65536];
     bool got = false;
-    for (;;) {
+    for (int reads = 0; reads < kMaxReads; reads++) {
         ssize_t n = ::read(fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return got;
@@ -74,6 +77,7 @@ bool pump(int fd, Capture& c, size_t limit, bool all = false) {
         if (size_t(n) > room) *c.truncated = true;
         if (!all) return got;
     }
+    return got;
 }
 
 // Empties a FIFO of what came before this command (output of earlier background jobs).
@@ -85,16 +89,21 @@ void drain(int fd) {
     pump(fd, c, 0, true);
 }
 
-// Reads the status channel empty, keeping its last bytes: junk written there from inside
+// Reads the status channel (empty, or kMaxReads * 16 reads of it) and returns the status
+// for `nonce` once its line is there. Only the last bytes are kept between reads, and
+// each read is looked through before they are cut: junk written there from inside
 // cannot push our line out.
-void read_tail(int fd, std::string& tail) {
+std::optional<int> read_status(int fd, std::string& tail, const std::string& nonce) {
     char buf[4096];
-    ssize_t n;
-    while ((n = ::read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) {
-        if (n < 0) continue;
+    for (int reads = 0; reads < kMaxReads * 16; reads++) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
         tail.append(buf, size_t(n));
+        if (auto code = find_status(tail, nonce)) return code;
         if (tail.size() > kStatusKept) tail.erase(0, tail.size() - kStatusKept);
     }
+    return find_status(tail, nonce);
 }
 
 int ms_until(Clock::time_point when, Clock::time_point now) {
@@ -170,14 +179,13 @@ Result<ExecResult> session_exec(const Paths& paths, const SessionRef& ref, const
             last_output = Clock::now();
         if (n > 0 && pfds[2].revents && pump(ends->err.get(), err, o.output_limit))
             last_output = Clock::now();
-        if (n > 0 && pfds[3].revents) read_tail(ends->status.get(), status);
+        if (n > 0 && pfds[3].revents && !code) code = read_status(ends->status.get(), status, nonce);
         if (n > 0 && pfds[4].revents) {
             ssize_t w = ::write(ends->in.get(), pending.data() + sent, pending.size() - sent);
             if (w > 0) sent += size_t(w);
         }
         if (n > 0 && pfds[0].revents) shell_exited = true;
         // A forged or stale line cannot match: the nonce is new for each command.
-        code = find_status(status, nonce);
         now = Clock::now();
         if (killed_at) {
             // The command ran in the shell itself: only killing the shell stops it.
@@ -205,8 +213,7 @@ Result<ExecResult> session_exec(const Paths& paths, const SessionRef& ref, const
     r.out_sha256 = out.hash.hex();
     r.err_sha256 = err.hash.hex();
     r.in_bytes = command.size();
-    read_tail(ends->status.get(), status);
-    if (!code) code = find_status(status, nonce);
+    if (!code) code = read_status(ends->status.get(), status, nonce);
     r.exit_code = code ? *code : 128 + SIGKILL;
     if (!code || (killed_at && *code == 128 + SIGKILL)) r.signal = SIGKILL;
     if (shell_exited && r.note.empty()) r.note = "the session's shell exited (the session has ended)";
