@@ -82,6 +82,10 @@ s2=$(dsec-run session open se | jq -r .id)
 r=$(dsec-run session exec "$s2" -- 'echo "[$X]"; pwd')
 echo "$r" | jq -e '.stdout == "[]\n/\n"' > /dev/null || fail "second session: $r"
 [ "$(dsec-run session ls se | jq -s 'map(select(.state == "open")) | length')" = 2 ] || fail "session ls"
+# Nor can it reopen the first one's FIFOs through /proc: they are host root's, mode 0600.
+inner=$(out 'echo $$')
+r=$(dsec-run session exec "$s2" -- "cat /proc/$inner/fd/1 2>&1; echo x 2>&1 > /proc/$inner/fd/9; echo end" || true)
+[ "$(echo "$r" | jq -r .stdout | grep -c 'Permission denied')" = 2 ] || fail "another session's FIFOs reopened: $r"
 
 # A paused sandbox is thawed by session exec.
 dsec-reclaim idle --after 0s --sample 1s > /dev/null
