@@ -16,6 +16,7 @@ set -- "$build" "$count" "$rounds"
 make_busybox_tree "$T/tree"
 dsec-layer build "$T/tree" --name base > /dev/null
 on_exit 'dsec-run destroy -P 4 $(dsec-run ls -q) > /dev/null'
+export PYTHONDONTWRITEBYTECODE=1
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
 for r in $(seq 1 "$rounds"); do
     t0=$(ms)

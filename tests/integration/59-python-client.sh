@@ -8,6 +8,8 @@ make_busybox_tree "$T/tree"
 ln -sf busybox "$T/tree/bin/hostname"
 dsec-layer build "$T/tree" --name pybase > /dev/null
 export DSEC_TEST_LAYER=pybase
+# Nothing written into the source tree (no __pycache__).
+export PYTHONDONTWRITEBYTECODE=1
 cd "$T"
 PYTHONPATH="$DSEC_SRC/python" python3 -m unittest discover -s "$DSEC_SRC/python/tests" -v > "$T/py.log" 2>&1 || { cat "$T/py.log"; fail "python unit tests"; }
 grep -q "skipped" "$T/py.log" && { cat "$T/py.log"; fail "python tests skipped"; }
