@@ -1,5 +1,5 @@
 # fish completion for dsec-run
-set -l subs create exec run cp ls inspect destroy snapshot fork reset kill stats
+set -l subs create exec run cp ls inspect destroy snapshot fork reset kill stats session log
 function __dsec_run_ids
     set -l run /run/dsec
     set -q DSEC_RUN; and set run $DSEC_RUN
@@ -71,8 +71,30 @@ complete -c dsec-run -n "__fish_seen_subcommand_from snapshot fork" -l keep-spec
 complete -c dsec-run -n "__fish_seen_subcommand_from snapshot fork" -l compress -r -a 'none lz4 lz4hc' -d 'image compression'
 complete -c dsec-run -n "__fish_seen_subcommand_from fork" -s n -l count -r -d 'how many sandboxes'
 complete -c dsec-run -n "__fish_seen_subcommand_from fork reset" -s P -l parallel -r -d 'at once'
-complete -c dsec-run -n "__fish_seen_subcommand_from exec inspect destroy cp snapshot fork reset kill stats" -a "(__dsec_run_ids)"
+complete -c dsec-run -n "__fish_seen_subcommand_from exec inspect destroy cp snapshot fork reset kill stats log" -a "(__dsec_run_ids)"
 complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a kill -d 'signal the commands in sandboxes'
 complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a stats -d 'resource use of sandboxes now'
 complete -c dsec-run -n "__fish_seen_subcommand_from kill" -s s -l signal -r -a 'TERM KILL INT HUP QUIT USR1 USR2 STOP CONT' -d 'signal'
 
+complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a session -d 'persistent shells in a sandbox'
+function __dsec_run_sessions
+    set -l run /run/dsec
+    set -q DSEC_RUN; and set run $DSEC_RUN
+    for d in $run/sandboxes/*/sessions/*
+        string replace -r '.*/sandboxes/([^/]*)/sessions/' '$1@' $d
+    end
+end
+set -l session_actions open exec ls close
+complete -c dsec-run -n "__fish_seen_subcommand_from session; and not __fish_seen_subcommand_from $session_actions" -a open -d 'start a shell in a sandbox'
+complete -c dsec-run -n "__fish_seen_subcommand_from session; and not __fish_seen_subcommand_from $session_actions" -a exec -d 'run a command string in a session'
+complete -c dsec-run -n "__fish_seen_subcommand_from session; and not __fish_seen_subcommand_from $session_actions" -a ls -d 'list sessions'
+complete -c dsec-run -n "__fish_seen_subcommand_from session; and not __fish_seen_subcommand_from $session_actions" -a close -d 'end sessions'
+complete -c dsec-run -n "__fish_seen_subcommand_from session; and __fish_seen_subcommand_from open" -l shell -r -d 'the shell to run'
+complete -c dsec-run -n "__fish_seen_subcommand_from session; and __fish_seen_subcommand_from open ls" -a "(__dsec_run_ids)"
+complete -c dsec-run -n "__fish_seen_subcommand_from session; and __fish_seen_subcommand_from exec close" -a "(__dsec_run_sessions)"
+complete -c dsec-run -n "__fish_seen_subcommand_from session; and __fish_seen_subcommand_from open" -s e -l env -r -d 'K=V'
+complete -c dsec-run -n "__fish_seen_subcommand_from session; and __fish_seen_subcommand_from open" -s w -l workdir -r -d 'first working directory'
+complete -c dsec-run -n "__fish_seen_subcommand_from session; and __fish_seen_subcommand_from open" -s u -l user -r -d 'UID[:GID]'
+complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a log -d "a sandbox's command log"
+complete -c dsec-run -n "__fish_seen_subcommand_from log" -s f -l follow -d 'keep printing as records come'
+complete -c dsec-run -n "__fish_seen_subcommand_from destroy" -l keep-log -r -d 'copy the command log to this directory first'

@@ -42,9 +42,19 @@ for bin in "$DSEC_BIN"/dsec-*; do
             has_word "$f" "$s" || complain "$tool: subcommand $s in $f"
         done
     done
-    for s in "" $subs; do
+    # Subcommands of subcommands too (dsec-run session open, ...).
+    nested=""
+    for s in $subs; do
+        for n in $("$bin" "$s" --help | subcommands); do
+            for f in "$plain_man" "$bash_c" "$zsh_c" "$fish_c"; do
+                has_word "$f" "$n" || complain "$tool: subcommand $s $n in $f"
+            done
+            nested="$nested $s/$n"
+        done
+    done
+    for s in "" $subs $nested; do
         # shellcheck disable=SC2086
-        for opt in $("$bin" $s --help | long_options); do
+        for opt in $("$bin" ${s/\// } --help | long_options); do
             checked=$((checked + 1))
             name=${opt#--}
             has_word "$plain_man" "$opt" || complain "$tool $s: $opt in man page"

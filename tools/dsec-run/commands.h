@@ -71,5 +71,7 @@ void add_snapshot(CLI::App& app, Context& ctx);
 void add_fork(CLI::App& app, Context& ctx);
 void add_reset(CLI::App& app, Context& ctx);  // snapshot.cc
 void add_control(CLI::App& app, Context& ctx);  // kill, stats
+void add_session(CLI::App& app, Context& ctx);  // session open, exec, ls, close
+void add_log(CLI::App& app, Context& ctx);
 
 }  // namespace dsec::run_tool

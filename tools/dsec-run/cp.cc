@@ -1,8 +1,11 @@
 // dsec-run cp: files into and out of a sandbox, or a tar stream on stdin / stdout.
 #include <unistd.h>
 
+#include <chrono>
+
 #include "dsec/sandbox/cp.h"
 #include "dsec/sandbox/limits.h"
+#include "dsec/sandbox/log.h"
 #include "commands.h"
 
 namespace dsec::run_tool {
@@ -45,11 +48,25 @@ Result<int> run_cp(Context& ctx, const CpArgs& a) {
         cli::stdout_carries_data();
     }
     // Copy: a tar stream from stdin or to stdout, or a tree either way.
+    auto start = std::chrono::steady_clock::now();
     Result<copy::Stats> stats =
         !dst_id.empty() ? (src == "-" ? sandbox::copy_in_tar(paths, id, STDIN_FILENO, dst, *limits)
                                       : sandbox::copy_in(paths, id, src, dst, *limits))
                         : (to_stdout ? sandbox::copy_out_tar(paths, id, src, STDOUT_FILENO, *limits)
                                      : sandbox::copy_out(paths, id, src, dst, *limits));
+    // Into the sandbox's command log, failed or not (unless there is no such sandbox).
+    if (fs::exists(paths.state_dir(id))) {
+        json entry = sandbox::log_record(id, "cp");
+        entry["src"] = a.src;
+        entry["dst"] = a.dst;
+        entry["duration_ms"] =
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+        entry["exit_code"] = stats ? 0 : 1;
+        if (stats) entry[dst_id.empty() ? "bytes_out" : "bytes_in"] = stats->bytes;
+        else entry["error"] = stats.error().code;
+        if (auto logged = sandbox::append_log(paths, id, entry); !logged)
+            std::cerr << "dsec-run: command log: " << logged.error().message << std::endl;
+    }
     if (!stats) return fail(std::move(stats.error()).about(id));
     // The record: on stdout, or on stderr when stdout carries the tar.
     json rec = {{"type", "copy"}, {"v", 1}, {"id", id}, {"src", a.src}, {"dst", a.dst}};

@@ -8,6 +8,7 @@ void add_destroy(CLI::App& app, Context& ctx) {
         std::vector<std::string> ids;
         bool force = false;
         size_t parallel = 1;
+        std::string keep_log;
     };
     auto o = std::make_shared<Opts>();
     auto* cmd = app.add_subcommand("destroy", "kill everything in sandboxes and remove them (ids or records on stdin)");
@@ -16,6 +17,7 @@ void add_destroy(CLI::App& app, Context& ctx) {
     cmd->add_option("ID", o->ids, "sandbox ids; none: sandbox records on stdin");
     cmd->add_flag("-f,--force", o->force, "an unknown or already destroyed id is not an error (state \"absent\")");
     cmd->add_option("-P,--parallel", o->parallel, "destroy up to N sandboxes at once")->check(CLI::Range(1, 256));
+    cmd->add_option("--keep-log", o->keep_log, "first copy each sandbox's command log to DIR/ID.log.jsonl");
     cmd->callback([&ctx, o] {
         ctx.action = [&ctx, o]() -> Result<int> {
             auto ids = ids_or_records(o->ids);
@@ -23,7 +25,7 @@ void add_destroy(CLI::App& app, Context& ctx) {
             auto paths = ctx.sandbox_paths();
             auto missing = o->force ? sandbox::Missing::ok : sandbox::Missing::error;
             size_t failed = for_each_parallel(ids->size(), o->parallel, [&](size_t i) -> Status {
-                auto rec = sandbox::destroy(paths, (*ids)[i], missing);
+                auto rec = sandbox::destroy(paths, (*ids)[i], missing, o->keep_log);
                 if (!rec) return fail(std::move(rec.error()).about((*ids)[i]));
                 return jsonl::emit(*rec);
             });

@@ -16,7 +16,9 @@ int main(int argc, char** argv) {
         "  dsec-run exec -it $id -- sh; dsec-run cp ./src $id:/work\n"
         "  dsec-run snapshot $id --name task | jq -r '.parents[], .digest' | xargs dsec-layer ls \\\n"
         "    | dsec-mount | dsec-run create\n"
-        "  dsec-run fork $id --count 4; dsec-run reset $id; dsec-run destroy $id"));
+        "  dsec-run fork $id --count 4; dsec-run reset $id; dsec-run destroy $id\n"
+        "  s=$(dsec-run session open $id | jq -r .id); dsec-run session exec $s -- 'cd /src && make'\n"
+        "  dsec-run log $id; dsec-run destroy --keep-log ./logs $id"));
     cli::add_version(app);
     app.require_subcommand(1, 1);
 
@@ -43,6 +45,8 @@ int main(int argc, char** argv) {
     run_tool::add_fork(app, ctx);
     run_tool::add_reset(app, ctx);
     run_tool::add_control(app, ctx);
+    run_tool::add_session(app, ctx);
+    run_tool::add_log(app, ctx);
 
     return cli::main(app, cut, argv, [&] { return ctx.action(); });
 }

@@ -6,6 +6,7 @@
 #include <cerrno>
 
 #include "dsec/ns/idrange.h"
+#include "dsec/sandbox/log.h"
 #include "dsec/sandbox/sandbox.h"
 
 namespace dsec::sandbox {
@@ -31,7 +32,7 @@ bool anything_left(const Paths& paths, const std::string& id, const cgroup::Cgro
 }
 }  // namespace
 
-Result<json> destroy(const Paths& paths, const std::string& id, Missing missing) {
+Result<json> destroy(const Paths& paths, const std::string& id, Missing missing, const std::string& keep_log_dir) {
     if (auto r = check_id(id); !r) return fail(r.error());
     auto layout = cgroup::detect();
     if (!layout) return fail(layout.error());
@@ -56,6 +57,10 @@ Result<json> destroy(const Paths& paths, const std::string& id, Missing missing)
     }
     kill_init(st);
     if (auto r = cg.remove(); !r) return fail(r.error());
+    // Nothing runs any more, so nothing more is logged; a failure stops here, with the
+    // state "destroying" for the next destroy to finish.
+    if (!keep_log_dir.empty())
+        if (auto r = keep_log(paths, id, keep_log_dir); !r) return fail(std::move(r.error()).context("keeping the command log"));
     // Its host id range goes back to the pool once nothing of it runs.
     if (st.contains("security") && st["security"].is_object() && st["security"].contains("slot"))
         if (auto r = ns::release_ids(paths.run, st["security"].value("slot", 0u), id); !r) return fail(r.error());

@@ -17,6 +17,7 @@
 #include "dsec/sandbox/activity.h"
 #include "dsec/sandbox/cpu_class.h"
 #include "dsec/sandbox/limits.h"
+#include "dsec/sandbox/log.h"
 #include "dsec/sandbox/relay.h"
 #include "dsec/sandbox/security.h"
 
@@ -86,8 +87,10 @@ Result<Prepared> prepare(const json& state, const ExecOptions& o) {
     }
     for (int i = 0; i < 3; i++)
         if (fds[i] >= 0 && ::dup2(fds[i], i) < 0) die(1, 126);
-    // No host descriptor may leak into the sandbox.
-    ::syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
+    if (io.child_fd9 >= 0 && ::dup2(io.child_fd9, 9) < 0) die(1, 126);
+    // No host descriptor may leak into the sandbox (9 only when given on purpose).
+    ::syscall(SYS_close_range, 3U, io.child_fd9 >= 0 ? 8U : ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
+    if (io.child_fd9 >= 0) ::syscall(SYS_close_range, 10U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
     if (::chdir(p.workdir.c_str()) < 0) die(0, 126);
     const char* op = "";
     if (dsec_confine(p.confinement.get(), &op) < 0) die(1, 126);
@@ -98,7 +101,8 @@ Result<Prepared> prepare(const json& state, const ExecOptions& o) {
     ::_exit(127);  // not reached: die() exits
 }
 
-// Field 6 of /proc/<pid>/stat: the session id (in the host's pid namespace).
+}  // namespace
+
 int session_of(int pid) {
     auto stat = fs::read_file("/proc/" + std::to_string(pid) + "/stat");
     if (!stat) return 0;
@@ -111,6 +115,8 @@ int session_of(int pid) {
         return 0;
     return state_ppid_pgrp_session[3];
 }
+
+namespace {
 
 // The command's tree is its session: its group and any process that kept the session
 // (a process that called setsid itself has left on purpose, like a daemon).
@@ -134,7 +140,19 @@ nlohmann::json ExecResult::to_record(const std::string& id) const {
     return r;
 }
 
-Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOptions& o) {
+std::string Started::failure_note(const std::string& command) {
+    ChildError ce{};
+    ssize_t n;
+    while ((n = ::read(failure.get(), &ce, sizeof ce)) < 0 && errno == EINTR) {
+    }
+    if (n != ssize_t(sizeof ce)) return "";
+    static const char* stages[] = {"cannot enter working directory", "cannot confine the command",
+                                   "cannot execute command", "cannot open a terminal inside"};
+    if (ce.stage == 2 && ce.err == ENOENT) return "command not found: " + command;
+    return std::string(stages[ce.stage % 4]) + ": " + errno_name(ce.err);
+}
+
+Result<Started> start(const Paths& paths, const std::string& id, const ExecOptions& o, Io& io) {
     if (auto r = check_id(id); !r) return fail(r.error());
     if (o.argv.empty()) return fail(make_error("usage", "no command given (dsec-run exec ID -- CMD...)"));
     auto state = load(paths, id);
@@ -156,45 +174,53 @@ Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOpt
     cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
     ns::JoinSpec spec{state->value("pid", 0), state->value("pid_start", 0ULL), cg.procs_files(), 0,
                       prepared->security.userns, {}};
-
-    auto io = Io::make(o);
-    if (!io) return fail(io.error());
     int p[2];
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
     Fd err_r(p[0]), err_w(p[1]);
-    spec.keep_fds = {io->child_in, io->child_out, io->child_err, io->pty_sock_child.get(), err_w.get()};
-    auto start = std::chrono::steady_clock::now();
-    auto child = ns::spawn_inside(spec, [&] { child_main(*prepared, *io, err_w.get()); });
+    spec.keep_fds = {io.child_in, io.child_out, io.child_err, io.pty_sock_child.get(), io.child_fd9, err_w.get()};
+    auto child = ns::spawn_inside(spec, [&] { child_main(*prepared, io, err_w.get()); });
     if (!child) {
         if (child.error().code == "not_running")
             return fail(make_error("not_running", "sandbox \"" + id + "\" has no live init (destroy it)", id));
         return fail(child.error());
     }
-    err_w.reset();
+    return Started{std::move(*child), std::move(err_r), std::move(*in_use), std::move(cg), prepared->workdir,
+                   std::to_string(prepared->user.uid) + ":" + std::to_string(prepared->user.gid)};
+}
+
+Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOptions& o) {
+    auto io = Io::make(o);
+    if (!io) return fail(io.error());
+    auto start_time = std::chrono::steady_clock::now();
+    auto started = start(paths, id, o, *io);
+    if (!started) return fail(started.error());
     if (o.tty)
         if (auto r = io->receive_master(); !r) {
             ChildError ce{};
-            if (::read(err_r.get(), &ce, sizeof ce) == ssize_t(sizeof ce))
+            if (::read(started->failure.get(), &ce, sizeof ce) == ssize_t(sizeof ce))
                 return fail(errno_error(ce.err, "open", "a terminal inside the sandbox (/dev/ptmx)"));
             return fail(r.error());
         }
     io->close_child_ends();
 
-    auto result = supervise(*child, *io, o, [&] { kill_session(cg, child->pid); });
+    const cgroup::Cgroup& cg = started->cg;
+    int pid = started->child.pid;
+    auto result = supervise(started->child, *io, o, [&] { kill_session(cg, pid); });
     if (!result) return fail(result.error());
     result->duration_ms = uint64_t(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                       std::chrono::steady_clock::now() - start).count());
-    ChildError ce{};
-    if (::read(err_r.get(), &ce, sizeof ce) == ssize_t(sizeof ce)) {
-        static const char* stages[] = {"cannot enter working directory", "cannot confine the command",
-                                       "cannot execute command", "cannot open a terminal inside"};
-        result->note = std::string(stages[ce.stage % 4]) + ": " + errno_name(ce.err);
-        if (ce.stage == 2 && ce.err == ENOENT) result->note = "command not found: " + o.argv[0];
-    }
+                                       std::chrono::steady_clock::now() - start_time).count());
+    if (auto note = started->failure_note(o.argv[0]); !note.empty()) result->note = note;
     if (result->signal == SIGKILL) {
         auto now = load(paths, id);
         if (!now || now->value("state", "") == "destroying") result->note = "sandbox destroyed during exec";
     }
+    json entry = log_record(id, "exec");
+    entry["argv"] = o.argv;
+    entry["cwd"] = started->workdir;
+    entry["user"] = started->user;
+    add_result(entry, *result);
+    // The command has run: a log that cannot be written is said, not made the result.
+    if (auto r = append_log(paths, id, entry); !r && result->note.empty()) result->note = "command log: " + r.error().message;
     return result;
 }
 

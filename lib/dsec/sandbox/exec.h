@@ -8,6 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dsec/cgroup/cgroup.h"
+#include "dsec/ns/join.h"
+#include "dsec/sandbox/activity.h"
 #include "dsec/sandbox/state.h"
 
 namespace dsec::sandbox {
@@ -42,15 +45,42 @@ struct ExecResult {
     uint64_t duration_ms = 0;
     bool timed_out = false;
     std::string note;  // "command not found", "sandbox destroyed during exec", ...
+    // For the command log: every byte counted and hashed, kept or not (out and err hold
+    // up to the output limit with --json, and up to kLogOutputCap when streaming).
+    uint64_t in_bytes = 0, out_bytes = 0, err_bytes = 0;
+    std::string out_sha256, err_sha256;
 
     /// {"type":"result","v":1,"id",...}
     nlohmann::json to_record(const std::string& id) const;
 };
+
+struct Io;  // relay.h
+
+/// A command started inside a sandbox and not waited for yet: exec's first half, which
+/// sessions use to start their shell.
+struct Started {
+    ns::Joined child;
+    Fd failure;  // read end of the child's report: a failure before its execve, else EOF
+    Use use;     // the sandbox is in use (and thawed) while this lives
+    cgroup::Cgroup cg;
+    std::string workdir, user;  // where and as whom ("UID:GID") it runs
+    /// Blocks until the child has exec'd (EOF) or reported a failure, which it returns as
+    /// the note exec puts in its result ("command not found: sh", ...); "" on success.
+    std::string failure_note(const std::string& command);
+};
+
+/// Starts options.argv in sandbox `id` with `io`'s descriptors as its stdio (and
+/// io.child_fd9, when set, as its descriptor 9), through the same steps and confinement
+/// as exec(). With a tty the terminal's master is not received yet. Errors: those of exec().
+Result<Started> start(const Paths& paths, const std::string& id, const ExecOptions& options, Io& io);
 
 /// Runs options.argv in sandbox `id` and waits for it (and for its output to end).
 /// A missing command gives exit_code 127, a non-executable one 126 (not an error).
 /// Errors: not_found (unknown/destroyed sandbox), not_running (its init is gone),
 /// the failing join step.
 Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOptions& options);
+
+/// Field 6 of /proc/<pid>/stat: the session id in the host's pid namespace; 0 when gone.
+int session_of(int pid);
 
 }  // namespace dsec::sandbox

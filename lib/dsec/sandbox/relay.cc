@@ -22,6 +22,8 @@
 
 #include "dsec/sys/paths.h"
 #include "dsec/sandbox/limits.h"
+#include "dsec/sandbox/log.h"
+#include "dsec/sys/sha256.h"
 #include "dsec/sys/fs.h"
 
 namespace dsec::sandbox {
@@ -72,6 +74,8 @@ struct Stream {
     int sink;  // where streamed output goes
     std::string* keep;
     bool* truncated;
+    uint64_t* count;  // every byte, for the command log
+    Sha256 hash = {};
     bool open = true;
 };
 
@@ -81,6 +85,13 @@ bool pump(Stream& s, const ExecOptions& o) {
     ssize_t n = ::read(s.fd->get(), buf, sizeof buf);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
     if (n <= 0) return false;
+    *s.count += uint64_t(n);
+    s.hash.update(buf, size_t(n));
+    // Streamed output is kept too, up to what the command log takes.
+    size_t limit = o.capture ? o.output_limit : kLogOutputCap;
+    size_t room = limit > s.keep->size() ? limit - s.keep->size() : 0;
+    s.keep->append(buf, std::min(room, size_t(n)));
+    if (size_t(n) > room) *s.truncated = true;
     if (!o.capture) {
         auto w = fs::write_all(s.sink, std::string_view(buf, size_t(n)));
         // Whoever read our output has gone (`dsec-run exec ... | head`): closing the
@@ -89,11 +100,7 @@ bool pump(Stream& s, const ExecOptions& o) {
             s.fd->reset();
             return false;
         }
-        return true;
     }
-    size_t room = o.output_limit > s.keep->size() ? o.output_limit - s.keep->size() : 0;
-    s.keep->append(buf, std::min(room, size_t(n)));
-    if (size_t(n) > room) *s.truncated = true;
     return true;
 }
 
@@ -141,6 +148,7 @@ public:
             return stop();
         }
         sent_ += size_t(n);
+        written_ += uint64_t(n);
         if (buffered()) return;
         pending_.clear();
         sent_ = 0;
@@ -174,6 +182,9 @@ public:
         return std::nullopt;
     }
 
+    /// Bytes the command was given.
+    uint64_t written() const { return written_; }
+
     /// Nothing more goes in (the command has exited or refuses input).
     void stop() {
         reading_ = false;
@@ -204,6 +215,7 @@ private:
     bool typed_ = false;  // an EOF character has been typed
     std::string pending_;
     size_t sent_ = 0;  // how much of pending_ is written
+    uint64_t written_ = 0;
     Fd probe_;
     Clock::time_point next_eof_;
 };
@@ -363,10 +375,10 @@ Result<ExecResult> supervise(const ns::Joined& child, Io& io, const ExecOptions&
         ::sigaction(SIGWINCH, &sa, &old_winch);
     }
     std::vector<Stream> streams;
-    if (o.tty) streams.push_back({&io.master, STDOUT_FILENO, &r.out, &r.out_truncated});
+    if (o.tty) streams.push_back({&io.master, STDOUT_FILENO, &r.out, &r.out_truncated, &r.out_bytes});
     else {
-        streams.push_back({&io.out_r, STDOUT_FILENO, &r.out, &r.out_truncated});
-        streams.push_back({&io.err_r, STDERR_FILENO, &r.err, &r.err_truncated});
+        streams.push_back({&io.out_r, STDOUT_FILENO, &r.out, &r.out_truncated, &r.out_bytes});
+        streams.push_back({&io.err_r, STDERR_FILENO, &r.err, &r.err_truncated, &r.err_bytes});
     }
     StdinRelay input(io, relay);
     auto start = Clock::now(), last_output = start;
@@ -434,6 +446,9 @@ Result<ExecResult> supervise(const ns::Joined& child, Io& io, const ExecOptions&
         }
     }
     if (follow_winch) ::sigaction(SIGWINCH, &old_winch, nullptr);
+    r.in_bytes = input.written();
+    r.out_sha256 = streams[0].hash.hex();
+    r.err_sha256 = streams.size() > 1 ? streams[1].hash.hex() : Sha256().hex();
     return r;
 }
 

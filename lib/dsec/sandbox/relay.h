@@ -16,6 +16,7 @@ namespace dsec::sandbox {
 /// None of the child's is one of our own 0-2: all are made here.
 struct Io {
     int child_in = -1, child_out = -1, child_err = -1;
+    int child_fd9 = -1;  // given to the command as descriptor 9 when set (a session's status channel)
     Fd in_r, out_w, err_w;  // the child's: in_r is a pipe's read end or /dev/null
     Fd in_w, out_r, err_r, master;  // ours; in_w and master do not block
     // With -t the pty is the sandbox's own (its devpts), opened by the child once inside

@@ -57,7 +57,9 @@ enum class Missing { error, ok };
 /// half-made sandboxes (no init, partial cgroups, missing upper, partial state).
 /// Returns the record {"type":"sandbox","id","state":"destroyed"|"absent"}.
 /// Errors: not_found (unknown id, Missing::error), busy (processes that do not die).
-Result<json> destroy(const Paths& paths, const std::string& id, Missing missing);
+/// With `keep_log_dir`, the command log is copied to <dir>/<id>.log.jsonl once nothing
+/// runs in the sandbox any more, before anything is removed (log.h).
+Result<json> destroy(const Paths& paths, const std::string& id, Missing missing, const std::string& keep_log_dir = "");
 
 /// Finds dsec-init beside the running executable or in ../libexec/dsec.
 /// Errors: not_found naming where it looked.

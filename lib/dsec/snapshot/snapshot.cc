@@ -12,6 +12,7 @@
 #include "dsec/layer/build.h"
 #include "dsec/ns/spawn.h"
 #include "dsec/sandbox/limits.h"
+#include "dsec/sandbox/log.h"
 #include "dsec/snapshot/freeze.h"
 #include "dsec/snapshot/scrub.h"
 #include "dsec/sys/fd.h"
@@ -85,6 +86,7 @@ nlohmann::json Snapshot::record(const layer::Store& store, const std::string& id
     stats.annotate(r);
     r["frozen_ms"] = frozen_ms;
     r["duration_ms"] = duration_ms;
+    r["log_position"] = log_position;
     return r;
 }
 
@@ -139,6 +141,8 @@ Result<Snapshot> take(const sandbox::Paths& paths, const layer::Store& store, co
         auto frozen_at = Clock::now();
         auto freeze = Freeze::start(paths, *state, *cg);
         if (!freeze) return fail(freeze.error());
+        // The log's end now: the commands that made these files are the ones before it.
+        snap.log_position = sandbox::log_position(paths, id);
         auto copied = copy_upper(source->dir.get(), tree, pack, snap.stats);
         auto thawed = freeze->end();
         snap.frozen_ms = ms_since(frozen_at);

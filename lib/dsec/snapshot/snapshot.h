@@ -30,8 +30,9 @@ struct Snapshot {
     PackStats stats;
     double frozen_ms = 0;
     double duration_ms = 0;
+    uint64_t log_position = 0;  // bytes of the sandbox's command log when it was frozen
     /// The `layer` record (image path, parents) with "sandbox", "scrubbed",
-    /// "neutralized", "frozen_ms" and "duration_ms".
+    /// "neutralized", "frozen_ms", "duration_ms" and "log_position".
     nlohmann::json record(const layer::Store& store, const std::string& id) const;
 };
 
