@@ -9,6 +9,10 @@ dsec-layer build "$T/tree" --name base > /dev/null
 dsec-run create --layers base --id box1 > "$T/created"
 on_exit "dsec-run destroy --force box1 > /dev/null"
 grep -q '^{"type":"sandbox","id":"box1","v":1,' "$T/created" || fail "create record: $(cat "$T/created")"
+# Fields are always there: no oom yet is 0, not absent.
+dsec-run ls | jq -e '.oom_kills == 0 and (.memory | type) == "number" and (.cpu_s | type) == "number"
+    and has("last_exec")' > /dev/null || fail "ls fields: $(dsec-run ls)"
+dsec-run inspect box1 | jq -e '.oom_kills == 0 and has("memory")' > /dev/null || fail "inspect fields"
 line=$(dsec-layer ls base)
 grep -q '^{"type":"layer",' <<<"$line" || fail "layer record: $line"
 line=$(dsec-run exec --json box1 -- true)

@@ -24,11 +24,16 @@ json live_record(const sandbox::Paths& paths, const std::string& id, bool full) 
     int64_t used = sandbox::last_use_unix(paths, id);
     rec["last_exec"] = used > 0 ? json(layer::rfc3339(used)) : st.value("last_exec", json(nullptr));
     rec["labels"] = st.value("labels", json::object());
+    // Always present, so a reader never guesses what a missing field means: null when
+    // the kernel has no figure (a sandbox whose cgroup is gone).
+    rec["memory"] = nullptr;
+    rec["cpu_s"] = nullptr;
+    rec["oom_kills"] = 0;
     if (auto layout = cgroup::detect(); layout) {
         cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
         if (auto m = cg.memory_usage(); m) rec["memory"] = *m;
         if (auto c = cg.cpu_usage_ns(); c) rec["cpu_s"] = double(*c) / 1e9;
-        if (auto oom = cg.oom_kills(); oom) rec["oom_kills"] = oom;
+        rec["oom_kills"] = cg.oom_kills();
         if (s == "running" && cg.frozen()) rec["state"] = "paused";
     }
     return rec;
@@ -65,10 +70,10 @@ void add_query(CLI::App& app, Context& ctx) {
                 json tags = rec.value("labels", json::object());
                 for (auto& [k, v] : tags.items())
                     labels += (labels.empty() ? "" : ",") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
-                char cpu[32];
-                std::snprintf(cpu, sizeof cpu, "%.1fs", rec.value("cpu_s", 0.0));
-                table.add({id, rec.value("state", ""), cli::human_age(rec.value("age_s", 0.0)),
-                           cli::human_bytes(rec.value("memory", uint64_t(0))), cpu, labels});
+                char cpu[32] = "-";
+                if (rec["cpu_s"].is_number()) std::snprintf(cpu, sizeof cpu, "%.1fs", rec["cpu_s"].get<double>());
+                std::string mem = rec["memory"].is_number() ? cli::human_bytes(rec["memory"].get<uint64_t>()) : "-";
+                table.add({id, rec.value("state", ""), cli::human_age(rec.value("age_s", 0.0)), mem, cpu, labels});
                 if (style == cli::ListStyle::ids)
                     if (auto r = fs::write_all(STDOUT_FILENO, id + "\n"); !r) return fail(r.error());
             }
