@@ -94,7 +94,7 @@ complete -c dsec-run -n "__fish_seen_subcommand_from session; and __fish_seen_su
 complete -c dsec-run -n "__fish_seen_subcommand_from session; and __fish_seen_subcommand_from exec close" -a "(__dsec_run_sessions)"
 complete -c dsec-run -n "__fish_seen_subcommand_from session; and __fish_seen_subcommand_from open" -s e -l env -r -d 'K=V'
 complete -c dsec-run -n "__fish_seen_subcommand_from session; and __fish_seen_subcommand_from open" -s w -l workdir -r -d 'first working directory'
-complete -c dsec-run -n "__fish_seen_subcommand_from session; and __fish_seen_subcommand_from open" -s u -l user -r -d 'UID[:GID]'
+complete -c dsec-run -n "__fish_seen_subcommand_from session; and __fish_seen_subcommand_from open" -s u -l user -r -d 'USER[:GROUP]'
 complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a log -d "a sandbox's command log"
 complete -c dsec-run -n "__fish_seen_subcommand_from log" -s f -l follow -d 'keep printing as records come'
 complete -c dsec-run -n "__fish_seen_subcommand_from destroy" -l keep-log -r -d 'copy the command log to this directory first'

@@ -3,6 +3,7 @@
 
 #include "dsec/sandbox/exec.h"
 #include "dsec/sandbox/limits.h"
+#include "dsec/sandbox/user.h"
 
 using namespace dsec;
 using namespace dsec::sandbox;
@@ -80,4 +81,32 @@ TEST_CASE("sandbox: result record shape") {
     CHECK_FALSE(j.contains("note"));
     ExecResult ok;
     CHECK(ok.to_record("s")["signal"].is_null());
+}
+
+TEST_CASE("--user names: the form is checked up front, ids are found by name in passwd and group text") {
+    CHECK(parse::check_user("1000"));
+    CHECK(parse::check_user("1000:100"));
+    CHECK(parse::check_user("alice"));
+    CHECK(parse::check_user("alice:staff"));
+    CHECK(parse::check_user("_apt"));
+    CHECK(parse::check_user("1000:staff"));
+    for (const char* bad : {"", "Alice", "al ice", "alice:", ":staff", "a/b", "alice:st:aff", "-x",
+                            "averyveryveryveryveryverylongname1"})
+        CHECK_MESSAGE(!parse::check_user(bad), bad);
+    CHECK(parse::is_numeric_user("0:0"));
+    CHECK(!parse::is_numeric_user("root"));
+
+    std::string passwd = "root:x:0:0:root:/root:/bin/sh\nalice:x:1234:2345::/home/alice:/bin/sh\n"
+                         "broken:x:notanumber:1\nshort:x\n# alice2:x:9:9\nbob:x:77\n";
+    auto alice = sandbox::find_entry(passwd, "alice");
+    REQUIRE(alice);
+    CHECK(alice->id == 1234);
+    CHECK(alice->gid == 2345);
+    CHECK(!sandbox::find_entry(passwd, "broken"));
+    CHECK(!sandbox::find_entry(passwd, "short"));
+    CHECK(!sandbox::find_entry(passwd, "alic"));
+    CHECK(!sandbox::find_entry(passwd, "nobody"));
+    auto bob = sandbox::find_entry(passwd, "bob");  // group-file form: three fields
+    REQUIRE(bob);
+    CHECK(bob->id == 77);
 }

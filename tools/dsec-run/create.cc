@@ -14,7 +14,7 @@ void add_create_options(CLI::App* cmd, CreateArgs& a) {
     cmd->add_option("--disk", a.disk, "cap on what the sandbox may write, e.g. 1G (upper on a tmpfs of that size)");
     cmd->add_option("-e,--env", a.env, "K=V in the sandbox's environment (repeatable)")->allow_extra_args(false);
     cmd->add_option("-w,--workdir", a.workdir, "working directory of commands (default: the image's, else /)");
-    cmd->add_option("-u,--user", a.user, "UID[:GID] commands run as (default: the image's numeric user, else 0)");
+    cmd->add_option("-u,--user", a.user, "USER[:GROUP] commands run as, numbers or names from the image's /etc/passwd and /etc/group (default: the image's user, else 0)");
     cmd->add_option("--network", a.network, "network: none (a private loopback, up; the only choice so far)")
         ->check(CLI::IsMember({"none"}));
     cmd->add_option("--ttl", a.ttl, "lifetime, e.g. 30m, recorded for dsec-reclaim");
@@ -127,7 +127,7 @@ Result<sandbox::CreateOptions> CreateArgs::to_options() const {
     if (auto r = sandbox::check_env(env, "--env"); !r) return fail(r.error());
     o.env = env;
     if (!user.empty())
-        if (auto u = sandbox::parse_user(user); !u) return fail(u.error());
+        if (auto u = parse::check_user(user); !u) return fail(u.error());
     o.user = user;
     if (!workdir.empty() && workdir[0] != '/') return fail(make_error("usage", "--workdir must be an absolute path"));
     o.workdir = workdir;

@@ -15,7 +15,7 @@ void add_exec_options(CLI::App* cmd, ExecArgs& a, bool overrides) {
     if (!overrides) return;
     cmd->add_option("-e,--env", a.env, "K=V added to the sandbox's environment for this command (repeatable)")->allow_extra_args(false);
     cmd->add_option("-w,--workdir", a.workdir, "working directory for this command");
-    cmd->add_option("-u,--user", a.user, "UID[:GID] for this command");
+    cmd->add_option("-u,--user", a.user, "USER[:GROUP] for this command (numbers, or names from the sandbox's /etc/passwd and /etc/group)");
 }
 
 Result<sandbox::ExecOptions> ExecArgs::to_options(const std::vector<std::string>& argv) const {
@@ -41,7 +41,7 @@ Result<sandbox::ExecOptions> ExecArgs::to_options(const std::vector<std::string>
     if (auto r = sandbox::check_env(env, "--env"); !r) return fail(r.error());
     o.env = env;
     if (!user.empty())
-        if (auto u = sandbox::parse_user(user); !u) return fail(u.error());
+        if (auto u = parse::check_user(user); !u) return fail(u.error());
     o.user = user;
     o.workdir = workdir;
     return o;

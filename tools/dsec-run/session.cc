@@ -28,12 +28,12 @@ void add_session(CLI::App& app, Context& ctx) {
     open->add_option("--shell", op->options.shell, "the shell to run (default /bin/sh)");
     open->add_option("-e,--env", op->options.env, "K=V added to the sandbox's environment (repeatable)")->allow_extra_args(false);
     open->add_option("-w,--workdir", op->options.workdir, "the shell's first working directory");
-    open->add_option("-u,--user", op->options.user, "UID[:GID] the shell runs as");
+    open->add_option("-u,--user", op->options.user, "USER[:GROUP] the shell runs as (numbers or names)");
     open->callback([&ctx, op] {
         ctx.action = [&ctx, op]() -> Result<int> {
             if (auto r = sandbox::check_env(op->options.env, "--env"); !r) return fail(r.error());
             if (!op->options.user.empty())
-                if (auto u = sandbox::parse_user(op->options.user); !u) return fail(u.error());
+                if (auto u = parse::check_user(op->options.user); !u) return fail(u.error());
             auto r = sandbox::open_session(ctx.sandbox_paths(), op->id, op->options);
             if (!r) return fail(r.error());
             if (auto e = jsonl::emit(*r); !e) return fail(e.error());

@@ -11,6 +11,7 @@
 #include "dsec/sandbox/disk.h"
 #include "dsec/sandbox/sandbox.h"
 #include "dsec/sandbox/start.h"
+#include "dsec/sys/parse.h"
 
 namespace dsec::sandbox {
 
@@ -47,7 +48,8 @@ json resolve_config(const mount::Rootfs& rootfs, const CreateOptions& o) {
     std::string user = o.user;
     if (user.empty()) {
         std::string u = cfg.value("user", "");
-        user = (!u.empty() && u.find_first_not_of("0123456789:") == std::string::npos) ? u : "0";
+        // A name is looked up in the sandbox's /etc/passwd at each exec.
+        user = (!u.empty() && parse::check_user(u)) ? u : "0";
     }
     return {{"env", env}, {"workdir", workdir}, {"user", user}};
 }

@@ -19,6 +19,7 @@
 #include "dsec/sandbox/limits.h"
 #include "dsec/sandbox/log.h"
 #include "dsec/sandbox/relay.h"
+#include "dsec/sandbox/user.h"
 #include "dsec/sandbox/security.h"
 
 extern char** environ;
@@ -61,7 +62,7 @@ Result<Prepared> prepare(const json& state, const ExecOptions& o) {
     for (auto& a : o.argv) p.argv.push_back(const_cast<char*>(a.c_str()));
     p.argv.push_back(nullptr);
     p.workdir = !o.workdir.empty() ? o.workdir : state.value("workdir", "/");
-    auto user = parse_user(!o.user.empty() ? o.user : state.value("user", "0"));
+    auto user = resolve_user(!o.user.empty() ? o.user : state.value("user", "0"), state.value("pid", 0));
     if (!user) return fail(user.error());
     p.user = *user;
     auto security = security_from_state(state);

@@ -1,6 +1,6 @@
 #include "dsec/sys/parse.h"
 
-
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -124,6 +124,29 @@ Result<User> parse_user(const std::string& text) {
         u.gid = *gid;
     }
     return u;
+}
+
+bool is_numeric_user(const std::string& text) {
+    return !text.empty() && text.find_first_not_of("0123456789:") == std::string::npos;
+}
+
+Status check_user(const std::string& text) {
+    if (is_numeric_user(text)) {
+        if (auto u = parse_user(text); !u) return fail(u.error());
+        return {};
+    }
+    auto name_ok = [](const std::string& n) {
+        if (n.empty() || n.size() > 32 || !(std::islower((unsigned char)n[0]) || n[0] == '_' || std::isdigit((unsigned char)n[0])))
+            return false;
+        return std::all_of(n.begin(), n.end(), [](unsigned char c) {
+            return std::islower(c) || std::isdigit(c) || c == '_' || c == '-' || c == '.';
+        });
+    };
+    auto colon = text.find(':');
+    std::string who = text.substr(0, colon), group = colon == std::string::npos ? "" : text.substr(colon + 1);
+    if (!name_ok(who) || (colon != std::string::npos && !name_ok(group)))
+        return fail(usage("user", text, "expected UID, NAME, UID:GID or NAME:GROUP"));
+    return {};
 }
 
 Status check_env(const std::vector<std::string>& env, const char* option) {

@@ -33,6 +33,11 @@ struct User {
 };
 /// Errors: usage.
 Result<User> parse_user(const std::string& text);
+/// Checks a --user value's form: UID, NAME, with :GID or :GROUP (names as useradd
+/// takes them); names are resolved later, inside the sandbox (sandbox/user.h).
+Status check_user(const std::string& text);
+/// True when `text` is numeric (UID or UID:GID), so parse_user takes it.
+bool is_numeric_user(const std::string& text);
 
 /// Each entry is K=V with a non-empty K. Errors: usage naming `option`.
 Status check_env(const std::vector<std::string>& env, const char* option);
