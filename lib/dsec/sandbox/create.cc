@@ -9,6 +9,7 @@
 #include "dsec/ns/idrange.h"
 #include "dsec/ns/spawn.h"
 #include "dsec/sandbox/disk.h"
+#include "dsec/sandbox/network.h"
 #include "dsec/sandbox/sandbox.h"
 #include "dsec/sandbox/start.h"
 
@@ -90,6 +91,11 @@ Result<json> build(const Paths& paths, const mount::Rootfs& rootfs, const Create
         if (auto r = guard::apply_file_rules(init->pid, mount::process_start(init->pid), o.guard->files, paths.run);
             !r)
             return fail(std::move(r.error()).context("applying the policy"));
+    if (o.guard && !o.guard->network.empty()) {
+        auto egress = start_egress(paths, id, init->pid, cg.unified_dir(), o.guard->network);
+        if (!egress) return fail(std::move(egress.error()).context("applying the policy's network rules"));
+        state["egress"] = *egress;
+    }
 
     state["pid"] = init->pid;
     state["pid_start"] = mount::process_start(init->pid);
