@@ -25,7 +25,8 @@ hostif=$(egress_if egress)
 gw=$(dsec-run inspect egress | jq -r .egress.gateway)
 ip link show "$hostif" > /dev/null || fail "no host interface $hostif"
 [ -d "$DSEC_RUN/bpf/egress" ] || fail "no pins"
-nft list table inet "$NET_TABLE" | grep -q "$hostif" || fail "interface not in the NAT table"
+nft list table inet "$NET_TABLE" > "$T/table"
+grep -q "$hostif" "$T/table" || fail "interface not in the NAT table: $(cat "$T/table")"
 # The programs hang on the sandbox's unified cgroup.
 cg=/sys/fs/cgroup/unified/$DSEC_CGROUP_PARENT/egress
 attached=$(bpftool cgroup show "$cg" 2>/dev/null | grep -cE "connect4|connect6|sendmsg4|sendmsg6|sock_create" || true)
@@ -44,7 +45,7 @@ for url in "http://$MIRROR:9000/" "http://$gw:7785/" "http://$MIRROR_HOST:7785/"
     [ "$ms" -lt 3000 ] || fail "$url: refused only after $ms ms"
 done
 # Loopback inside stays the sandbox's own.
-dsec-run exec egress -- sh -c 'busybox httpd -p 127.0.0.1:8081 -h / && timeout 5 wget -q -O /dev/null http://127.0.0.1:8081/bin/ && echo lo-ok' \
+dsec-run exec egress -- sh -c 'busybox httpd -p 127.0.0.1:8081 -h /etc && timeout 5 wget -q -O /dev/null http://127.0.0.1:8081/passwd && echo lo-ok' \
     < /dev/null 2>&1 | grep -q lo-ok || fail "loopback inside an egress sandbox"
 
 # Without a policy: loopback only, no route anywhere.

@@ -36,7 +36,7 @@ start_mirror() {
     on_exit "kill $! 2>/dev/null"
     # One listener per connection, again and again: each holds its peer until closed.
     nsenter --net=/proc/"$pid"/ns/net sh -c 'while true; do busybox nc -l -p 9000 > /dev/null; done' &
-    on_exit "kill $! 2>/dev/null; pkill -P $! 2>/dev/null"
+    on_exit "stop_loop $!"
     MIRROR=$net.2
     MIRROR_HOST=$net.1
     for _ in $(seq 100); do
@@ -44,6 +44,14 @@ start_mirror() {
         sleep 0.05
     done
     fail "mirror $name does not serve"
+}
+
+# stop_loop PID: ends a shell loop and the child it is waiting for (stopped first, so
+# that it cannot start another).
+stop_loop() {
+    kill -STOP "$1" 2>/dev/null || return 0
+    pkill -P "$1" 2>/dev/null || true
+    kill -9 "$1" 2>/dev/null || true
 }
 
 # make_net_layer: the layer "netbox": busybox with its network applets and dsec-probe.
@@ -75,7 +83,8 @@ fetch() { dsec-run exec "$1" -- timeout 5 wget -q -O - "$2" 2>&1 < /dev/null || 
 assert_net_clean() {
     local left
     if nft list table inet "$NET_TABLE" > /dev/null 2>&1; then fail "NAT table $NET_TABLE is left"; fi
-    left=$(ls "$DSEC_RUN/bpf" 2>/dev/null || true)
+    # Directories only: maps.debug and progs.debug are the kernel's own.
+    left=$(find "$DSEC_RUN/bpf" -mindepth 1 -maxdepth 1 -type d 2>/dev/null || true)
     [ -z "$left" ] || fail "pins are left: $left"
     for i in "${NET_IFS[@]:-}"; do
         [ -z "$i" ] && continue

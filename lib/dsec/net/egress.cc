@@ -143,6 +143,17 @@ Result<std::vector<Denial>> read_denials(const std::string& run_dir, const std::
     return out;
 }
 
+std::vector<std::string> pinned_ids(const std::string& run_dir) {
+    std::vector<std::string> out;
+    auto names = fs::list_dir(bpffs_dir(run_dir));
+    if (!names) return out;
+    for (auto& n : *names) {
+        struct stat st;
+        if (::lstat((bpffs_dir(run_dir) + "/" + n).c_str(), &st) == 0 && S_ISDIR(st.st_mode)) out.push_back(n);
+    }
+    return out;
+}
+
 Status detach_egress(const std::string& run_dir, const std::string& id) {
     std::string pins = pin_dir(run_dir, id);
     if (!fs::exists(pins)) return {};

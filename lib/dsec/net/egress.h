@@ -46,6 +46,10 @@ struct Denial {
 /// The denials counted so far. Errors: not_found (no pins), bpf.
 Result<std::vector<Denial>> read_denials(const std::string& run_dir, const std::string& id);
 
+/// The sandboxes with pins under bpffs_dir() (its directories: the kernel's own files
+/// there, maps.debug and progs.debug, are not sandboxes').
+std::vector<std::string> pinned_ids(const std::string& run_dir);
+
 /// Unpins everything under pin_dir(), which detaches the programs (the cgroup's removal
 /// detaches them too). Missing pins are fine. Errors: io.
 Status detach_egress(const std::string& run_dir, const std::string& id);

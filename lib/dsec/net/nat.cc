@@ -9,9 +9,13 @@ namespace {
 // nft takes a whole script as one argument and applies it as one transaction.
 Status nft(const std::string& script) { return proc::run_checked({"nft", script}); }
 
-bool table_exists(const std::string& table) {
-    auto out = proc::run({"nft", "list", "table", "inet", table});
-    return out && out->status == 0;
+// The same, where an absent table or element is no error.
+Status nft_absent_ok(const std::string& script) {
+    auto out = proc::run({"nft", script});
+    if (!out) return fail(out.error());
+    if (out->status != 0 && out->stderr_tail.find("No such file or directory") == std::string::npos)
+        return fail(make_error("helper_failed", "nft " + script + ": " + out->stderr_tail));
+    return {};
 }
 }  // namespace
 
@@ -40,21 +44,15 @@ Status nat_add(const std::string& run_dir, const Link& link) {
 }
 
 Status nat_remove(const std::string& run_dir, const std::string& host_if, const std::string& sandbox_addr) {
-    std::string table = table_for(run_dir);
-    if (!table_exists(table)) return {};
-    std::string t = "inet " + table;
+    std::string t = "inet " + table_for(run_dir);
     // One element at a time: deleting an absent one fails the whole transaction.
-    auto out = proc::run({"nft", "delete element " + t + " ifs { \"" + host_if + "\" }"});
-    if (!out) return fail(out.error());
-    out = proc::run({"nft", "delete element " + t + " addrs { " + sandbox_addr + " }"});
-    if (!out) return fail(out.error());
-    return {};
+    if (auto r = nft_absent_ok("delete element " + t + " ifs { \"" + host_if + "\" }"); !r) return r;
+    if (sandbox_addr.empty()) return {};
+    return nft_absent_ok("delete element " + t + " addrs { " + sandbox_addr + " }");
 }
 
 Status nat_drop_table(const std::string& run_dir) {
-    std::string table = table_for(run_dir);
-    if (!table_exists(table)) return {};
-    return nft("delete table inet " + table);
+    return nft_absent_ok("delete table inet " + table_for(run_dir));
 }
 
 }  // namespace dsec::net

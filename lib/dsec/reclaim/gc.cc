@@ -187,9 +187,7 @@ Status id_ranges(Pass& p) {
 // between its steps), and with the last of them the run directory's NAT table. Their
 // veths went with the sandboxes' network namespaces.
 Status egress(Pass& p) {
-    auto pinned = fs::list_dir(net::bpffs_dir(p.paths.run));
-    if (!pinned) return {};
-    for (auto& id : *pinned) {
+    for (auto& id : net::pinned_ids(p.paths.run)) {
         if (fs::exists(p.paths.state_dir(id))) continue;
         std::string path = net::pin_dir(p.paths.run, id);
         if (auto r = p.act("orphan_egress", id, path, json::object(),

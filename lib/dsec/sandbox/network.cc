@@ -15,10 +15,7 @@ namespace dsec::sandbox {
 namespace {
 // Whether any sandbox of the run directory still has pinned programs: the NAT table
 // lives exactly as long as that.
-bool any_pins(const std::string& run_dir) {
-    auto names = fs::list_dir(net::bpffs_dir(run_dir));
-    return names && !names->empty();
-}
+bool any_pins(const std::string& run_dir) { return !net::pinned_ids(run_dir).empty(); }
 }  // namespace
 
 Result<json> start_egress(const Paths& paths, const std::string& id, int init_pid, const std::string& unified_cgroup,
