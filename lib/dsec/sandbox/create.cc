@@ -61,6 +61,8 @@ Result<json> build(const Paths& paths, const mount::Rootfs& rootfs, const Create
                    json& state) {
     if (auto r = check_mounted(rootfs); !r) return fail(r.error());
     const Security& sec = o.security;
+    if (o.guard && !o.guard->network.empty())
+        if (auto r = check_egress_security(sec); !r) return fail(r.error());
     ns::IdRange ids;
     if (sec.userns) {
         auto pool = ns::pool_from_env();

@@ -1,6 +1,7 @@
 #include "dsec/sandbox/network.h"
 
 #include <arpa/inet.h>
+#include <linux/capability.h>
 #include <sys/socket.h>
 
 #include "dsec/net/cut.h"
@@ -17,6 +18,18 @@ namespace {
 // lives exactly as long as that.
 bool any_pins(const std::string& run_dir) { return !net::pinned_ids(run_dir).empty(); }
 }  // namespace
+
+Status check_egress_security(const Security& sec) {
+    if (!sec.userns)
+        return fail(make_error("bad_input", "policy: network.allow: egress rules need the sandbox's own user namespace "
+                                            "(not --userns=host)"));
+    for (auto [cap, name] : {std::pair{CAP_NET_RAW, "NET_RAW"}, std::pair{CAP_NET_ADMIN, "NET_ADMIN"}})
+        if (sec.caps & (uint64_t(1) << cap))
+            return fail(make_error("bad_input", std::string("policy: network.allow: egress rules cannot hold with ") +
+                                                    name + " kept (--cap-add): packet sockets and tunnels go around "
+                                                    "them"));
+    return {};
+}
 
 Result<json> start_egress(const Paths& paths, const std::string& id, int init_pid, const std::string& unified_cgroup,
                           const guard::NetworkRules& rules) {
@@ -96,6 +109,9 @@ Result<EgressChange> change_egress(const Paths& paths, const std::string& id, co
     EgressChange change;
     int pid = state->value("pid", 0);
     if (!state->contains("egress")) {
+        auto sec = security_from_state(*state);
+        if (!sec) return fail(sec.error());
+        if (auto r = check_egress_security(*sec); !r) return fail(r.error());
         auto cg = cgroup_of(paths, id);
         if (!cg) return fail(cg.error());
         auto made = start_egress(paths, id, pid, cg->unified_dir(), rules);

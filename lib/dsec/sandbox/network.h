@@ -8,9 +8,16 @@
 #include <nlohmann/json.hpp>
 
 #include "dsec/guard/policy.h"
+#include "dsec/sandbox/security.h"
 #include "dsec/sandbox/state.h"
 
 namespace dsec::sandbox {
+
+/// Whether egress rules can hold in a sandbox with `sec`: not with NET_RAW or NET_ADMIN
+/// kept (packet sockets, which no cgroup program sees, and tunnels, whose outer packets
+/// no socket of the sandbox sends, would go around them), nor without a user namespace.
+/// Errors: bad_input naming what is in the way.
+Status check_egress_security(const Security& sec);
 
 /// Gives the running sandbox `id` (init `init_pid`, unified cgroup `unified_cgroup`)
 /// egress limited to `rules`: programs first, so nothing leaves before they filter, then
