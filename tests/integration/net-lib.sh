@@ -34,8 +34,11 @@ start_mirror() {
         ip route add default via $net.1"
     nsenter --net=/proc/"$pid"/ns/net busybox httpd -f -p 8080 -h "$T/www-$name" &
     on_exit "kill $! 2>/dev/null"
-    # One listener per connection, again and again: each holds its peer until closed.
-    nsenter --net=/proc/"$pid"/ns/net sh -c 'while true; do busybox nc -l -p 9000 > /dev/null; done' &
+    # One listener per connection, again and again: each holds its peer until closed (its
+    # stdin a FIFO the loop holds open for writing too, so it never reads an end).
+    mkfifo "$T/hold-$name"
+    nsenter --net=/proc/"$pid"/ns/net sh -c "exec 3<>'$T/hold-$name'
+        while true; do busybox nc -l -p 9000 <&3 > /dev/null; done" &
     on_exit "stop_loop $!"
     MIRROR=$net.2
     MIRROR_HOST=$net.1
