@@ -25,13 +25,16 @@ egress_if life > /dev/null
 [ "$(fetch life "http://$MIRROR:8080/mirror")" = mirror-ok ] || fail "after reset: mirror"
 grep -q "not permitted" <<< "$(fetch life "http://$MIRROR:9000/")" || fail "after reset: port 9000"
 
-# fork: the parent's rules of now (a live deny included).
-dsec-guard net deny other "$MIRROR" > /dev/null || fail "deny other"
+# fork: the parent's rules of now (live changes included).
+dsec-guard net allow other "$MIRROR,9000,tcp" > /dev/null || fail "allow other"
+dsec-guard net deny other "$MIRROR,8080,tcp" > /dev/null || fail "deny other"
 out=$(dsec-run fork other --count 1) || fail "fork: $out"
 forked=$(jq -r .id <<< "$out")
 on_exit "dsec-run destroy --force $forked > /dev/null 2>&1"
-egress_if "$forked" > /dev/null
-grep -q "not permitted" <<< "$(fetch "$forked" "http://$MIRROR:8080/mirror")" || fail "the fork reached a denied mirror"
+[ -n "$(egress_if "$forked")" ] || fail "the fork has no egress"
+grep -q "not permitted" <<< "$(fetch "$forked" "http://$MIRROR:8080/mirror")" || fail "the fork reached a denied port"
+dsec-run exec "$forked" -- sh -c "echo hi | timeout 5 nc $MIRROR 9000 && echo sent" < /dev/null 2>&1 | grep -q sent \
+    || fail "the fork cannot reach the port its parent allowed live"
 dsec-run destroy "$forked" > /dev/null
 
 # gc: an init killed from outside leaves veth-less debris (NAT entry, pins): gc clears it.
@@ -41,7 +44,8 @@ for _ in $(seq 100); do [ -e /proc/"$pid" ] || break; sleep 0.05; done
 dsec-reclaim gc > "$T/gc" || fail "gc: $(cat "$T/gc")"
 grep -q '"dead_init"' "$T/gc" || fail "gc did not see the dead init: $(cat "$T/gc")"
 [ ! -e "$DSEC_RUN/bpf/other" ] || fail "gc left the pins of other"
-nft list table inet "$NET_TABLE" | grep -q "$b" && fail "gc left the NAT entry of other"
+nft list table inet "$NET_TABLE" > "$T/table"
+grep -q "$b" "$T/table" && fail "gc left the NAT entry of other"
 # The live sandbox's egress is untouched by gc.
 [ "$(fetch life "http://$MIRROR:8080/mirror")" = mirror-ok ] || fail "gc broke a live sandbox's egress"
 
