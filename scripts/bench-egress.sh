@@ -22,7 +22,9 @@ set -- "$bin" "$n" "$mib"
 make_net_layer
 start_mirror "dbench$$" 198.18.99
 # A sink: every connection's bytes are read and dropped.
-nsenter --net=/proc/"$MIRROR_PID"/ns/net sh -c 'while true; do busybox nc -l -p 9001 > /dev/null; done' &
+mkfifo "$T/sink-hold"
+nsenter --net=/proc/"$MIRROR_PID"/ns/net sh -c "exec 3<>'$T/sink-hold'
+    while true; do busybox nc -l -p 9001 <&3 > /dev/null; done" &
 on_exit "stop_loop $!"
 egress_policy "$T/mirror.json" "$MIRROR/32"
 dsec-run create --layers netbox --id warm > /dev/null && dsec-run destroy warm > /dev/null

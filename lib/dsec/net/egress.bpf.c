@@ -48,6 +48,33 @@ static __always_inline void count(const struct dsec_egress_denial *key) {
         bpf_map_update_elem(&denials, key, &one, BPF_NOEXIST);
 }
 
+/* One bpf_loop step: does rule `i` of the live table match? The verifier checks this
+ * callback once, not once per possible iteration, which keeps loading in milliseconds. */
+struct match {
+    __u32 addr[4];
+    __u32 base;
+    __u16 port;
+    __u8 family;
+    __u8 proto;
+    int found;
+};
+
+static long match_rule(__u32 i, void *data) {
+    struct match *m = data;
+    __u32 k = m->base + i;
+    struct dsec_egress_rule *r = bpf_map_lookup_elem(&rules, &k);
+    if (!r) return 1;
+    if (r->family != m->family) return 0;
+    if (r->proto && r->proto != m->proto) return 0;
+    if (m->port < r->port_lo || m->port > r->port_hi) return 0;
+    if ((m->addr[0] & r->mask[0]) != r->addr[0]) return 0;
+    if (m->family == 6 && ((m->addr[1] & r->mask[1]) != r->addr[1] || (m->addr[2] & r->mask[2]) != r->addr[2] ||
+                           (m->addr[3] & r->mask[3]) != r->addr[3]))
+        return 0;
+    m->found = 1;
+    return 1;
+}
+
 /* addr: network byte order words (IPv4 in word 0); port: host order. */
 static __always_inline int allowed(__u8 family, const __u32 *addr, __u16 port, __u8 proto) {
     /* The sandbox's own loopback is always its own. */
@@ -58,21 +85,18 @@ static __always_inline int allowed(__u8 family, const __u32 *addr, __u16 port, _
     if (!cfg) return 0;
     __u32 live = cfg->live & 1;
     __u32 n = cfg->count[live];
-    for (__u32 i = 0; i < DSEC_EGRESS_MAX_RULES; i++) {
-        if (i >= n) break;
-        __u32 k = live * DSEC_EGRESS_MAX_RULES + i;
-        struct dsec_egress_rule *r = bpf_map_lookup_elem(&rules, &k);
-        if (!r) break;
-        if (r->family != family) continue;
-        if (r->proto && r->proto != proto) continue;
-        if (port < r->port_lo || port > r->port_hi) continue;
-        if ((addr[0] & r->mask[0]) != r->addr[0]) continue;
-        if (family == 6 && ((addr[1] & r->mask[1]) != r->addr[1] || (addr[2] & r->mask[2]) != r->addr[2] ||
-                            (addr[3] & r->mask[3]) != r->addr[3]))
-            continue;
-        return 1;
-    }
-    return 0;
+    if (n > DSEC_EGRESS_MAX_RULES) n = DSEC_EGRESS_MAX_RULES;
+    struct match m = {};
+    m.addr[0] = addr[0];
+    m.addr[1] = addr[1];
+    m.addr[2] = addr[2];
+    m.addr[3] = addr[3];
+    m.base = live * DSEC_EGRESS_MAX_RULES;
+    m.port = port;
+    m.family = family;
+    m.proto = proto;
+    bpf_loop(n, match_rule, &m, 0);
+    return m.found;
 }
 
 static __always_inline __u8 proto_of(struct bpf_sock_addr *ctx) {
