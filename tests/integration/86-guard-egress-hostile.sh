@@ -4,8 +4,9 @@
 # view), reach the host through the veth's gateway address or its other addresses,
 # or change its own addresses and routes. Egress is refused outright with NET_RAW or
 # NET_ADMIN kept (packet sockets and tunnels would go around the programs), at create
-# and at a live allow; where NET_RAW is kept without a policy, raw and packet sockets
-# work, so the refusals above are not for want of the call.
+# and at a live allow. A control sandbox with NET_RAW and no policy shows the calls work
+# where nothing refuses them; in the egress sandbox the missing capability and, for
+# inet raw sockets, the sock_create program refuse them.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/net-lib.sh"
 

@@ -1,7 +1,9 @@
 /* Egress filter for one sandbox's cgroup (see dsec-guard(1)): connect and sendmsg are
- * allowed only to destinations in the rules map, loopback excepted; raw and packet
- * sockets and every inet protocol but TCP and UDP are refused at socket(). A refusal is
- * EPERM to the caller and one more count in the denials map. */
+ * allowed only to destinations in the rules map, loopback excepted; raw inet sockets and
+ * every inet protocol but TCP and UDP are refused at socket(). The kernel runs the
+ * sock_create hook for inet sockets only: packet sockets are kept out by refusing egress
+ * to sandboxes that keep CAP_NET_RAW. A refusal is EPERM to the caller and one more
+ * count in the denials map. */
 #include <linux/bpf.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
