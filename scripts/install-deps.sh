@@ -5,7 +5,7 @@ set -eu
 
 build="cmake g++ make pkg-config libcli11-dev nlohmann-json3-dev libarchive-dev \
 libacl1-dev libzstd-dev libseccomp-dev libbpf-dev doctest-dev erofs-utils"
-run="busybox-static jq zstd xz-utils bzip2 gzip attr tar util-linux iproute2 fuse3 libfuse3-dev"
+run="busybox-static jq zstd xz-utils bzip2 gzip attr tar util-linux iproute2 nftables fuse3 libfuse3-dev"
 bench="bubblewrap runc gnuplot-nox bpftool clang"
 test="debootstrap python3"
 # The cluster tests' distributed filesystem and workload manager (their daemons are

@@ -1,5 +1,8 @@
 # fish completion for dsec-guard
-set -l subs check
+set -l subs check net apply events
+function __dsec_guard_ids
+    ls (set -q DSEC_RUN; and echo $DSEC_RUN; or echo /run/dsec)/sandboxes 2>/dev/null
+end
 complete -c dsec-guard -f
 complete -c dsec-guard -l root -r -d 'state directory'
 complete -c dsec-guard -l run -r -d 'runtime directory'
@@ -7,4 +10,13 @@ complete -c dsec-guard -l store -r -d 'layer store directory'
 complete -c dsec-guard -l help -d 'show help'
 complete -c dsec-guard -l version -d 'show version'
 complete -c dsec-guard -n "not __fish_seen_subcommand_from $subs" -a check -d 'validate policies'
+complete -c dsec-guard -n "not __fish_seen_subcommand_from $subs" -a net -d 'change a running sandbox egress rules'
+complete -c dsec-guard -n "not __fish_seen_subcommand_from $subs" -a apply -d 'put a policy network rules in force'
+complete -c dsec-guard -n "not __fish_seen_subcommand_from $subs" -a events -d 'egress denials as event records'
 complete -c dsec-guard -n "__fish_seen_subcommand_from check" -F -d 'policy file'
+complete -c dsec-guard -n "__fish_seen_subcommand_from net; and not __fish_seen_subcommand_from allow deny" -a 'allow deny'
+complete -c dsec-guard -n "__fish_seen_subcommand_from allow deny apply" -a '(__dsec_guard_ids)' -d sandbox
+complete -c dsec-guard -n "__fish_seen_subcommand_from apply" -F -d 'policy file'
+complete -c dsec-guard -n "__fish_seen_subcommand_from events" -a '(__dsec_guard_ids)' -d sandbox
+complete -c dsec-guard -n "__fish_seen_subcommand_from events" -s f -l follow -d 'keep printing new denials'
+complete -c dsec-guard -n "__fish_seen_subcommand_from events" -l interval -r -d 'seconds between looks'

@@ -9,7 +9,7 @@ declare -A level=(
     [sys]=0
     [json]=1 [cgroup]=1 [layer]=1
     [cli]=2 [bench]=2 [mount]=2 [copy]=2
-    [ns]=3
+    [ns]=3 [net]=3
     [guard]=4
     [sandbox]=5
     [snapshot]=6 [reclaim]=6

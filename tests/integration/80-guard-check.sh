@@ -24,7 +24,7 @@ echo '{"syscalls": {"allow": ["ptrace", "getpid"]}}' > "$T/noop.json"
 # Several at once: one record each.
 [ "$(dsec-guard check "$DSEC_SRC"/examples/policies/*.json 2>/dev/null | jq -s length)" = \
   "$(ls "$DSEC_SRC"/examples/policies/*.json | wc -l)" ] || fail "one record per policy"
-# Network rules are valid but not enforced: said on stderr.
+# Domain rules are valid but not enforced: said on stderr.
 dsec-guard check "$DSEC_SRC/examples/policies/install.json" 2> "$T/err" > /dev/null
 grep -q "not enforced" "$T/err" || fail "no warning for network rules: $(cat "$T/err")"
 
@@ -55,7 +55,7 @@ n=$(dsec-guard check "$DSEC_SRC/examples/policies/eval.json" "$DATA/policies/bad
 expect_exit 2 dsec-guard check
 expect_exit 1 dsec-guard check "$T/no-such-policy.json"
 
-# create refuses a bad policy (and one whose network rules it cannot enforce) before it
+# create refuses a bad policy (and one whose domain rules it cannot enforce) before it
 # makes anything: no sandbox, no state, no cgroup.
 make_busybox_tree "$T/base"
 dsec-layer build "$T/base" --name base > /dev/null

@@ -239,12 +239,17 @@ TEST_CASE("policy: create takes a policy whole or refuses it") {
         CHECK(o.limits.pids == 9);
         CHECK(o.policy == dir + "/ok.json");
     }
-    SUBCASE("network rules are refused: they are not enforced") {
+    SUBCASE("address rules are taken; domain rules are refused: names are not resolved") {
         sandbox::CreateOptions o;
-        auto r = sandbox::use_policy(write("net.json", R"({"network": {"allow": [{"cidr": "10.0.0.0/8"}]}})"), o);
+        REQUIRE(sandbox::use_policy(write("net.json", R"({"network": {"allow": [{"cidr": "10.0.0.0/8"}]}})"), o));
+        REQUIRE(o.guard);
+        CHECK(o.guard->network.allow.size() == 1);
+        sandbox::CreateOptions d;
+        auto r = sandbox::use_policy(write("dns.json", R"({"network": {"allow": [{"domain": "mirror.example"}]}})"), d);
         REQUIRE(!r);
         CHECK(r.error().code == "unsupported");
-        CHECK(!o.guard);
+        CHECK(r.error().message.starts_with("policy: network.allow[0].domain:"));
+        CHECK(!d.guard);
     }
     SUBCASE("syscall changes need a profile to change") {
         sandbox::CreateOptions o;

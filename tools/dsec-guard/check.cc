@@ -1,4 +1,5 @@
 // dsec-guard check POLICY...: one policy record per valid file, an error per bad one.
+#include <cstdio>
 #include <cstdlib>
 
 #include "dsec/guard/policy.h"
@@ -16,9 +17,10 @@ Status check_one(const std::string& file) {
     std::free(abs);
     auto record = guard::check_record(*policy, path);
     if (!record) return fail(std::move(record.error()).context(file));
-    if (!policy->network.empty())
-        std::fprintf(stderr, "dsec-guard: %s: network.allow is valid, but dsec-run create refuses it: egress rules "
-                             "are not enforced by this build\n", file.c_str());
+    for (auto& d : policy->network.allow)
+        if (!d.domain.empty())
+            std::fprintf(stderr, "dsec-guard: %s: network.allow: domain \"%s\" is valid, but domain names are not "
+                                 "enforced by this build: dsec-run create refuses them\n", file.c_str(), d.domain.c_str());
     return jsonl::emit(std::move(*record));
 }
 }  // namespace

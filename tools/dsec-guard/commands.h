@@ -18,5 +18,8 @@ struct Context {
 };
 
 void add_check(CLI::App& app, Context& ctx);  // check POLICY...
+void add_net(CLI::App& app, Context& ctx);    // net allow|deny ID DEST...
+void add_apply(CLI::App& app, Context& ctx);  // apply ID POLICY
+void add_events(CLI::App& app, Context& ctx); // events [ID...] [-f]
 
 }  // namespace dsec::guard_tool

@@ -5,6 +5,7 @@
 
 #include "dsec/layer/store.h"
 #include "dsec/sandbox/activity.h"
+#include "dsec/sandbox/network.h"
 #include "commands.h"
 #include "dsec/cli/table.h"
 
@@ -36,6 +37,7 @@ json live_record(const sandbox::Paths& paths, const std::string& id, bool full) 
         rec["oom_kills"] = cg.oom_kills();
         if (s == "running" && cg.frozen()) rec["state"] = "paused";
     }
+    if (full && st.contains("egress")) rec["egress_denials"] = sandbox::egress_counts(paths, id);
     return rec;
 }
 }  // namespace

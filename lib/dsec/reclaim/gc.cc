@@ -12,6 +12,8 @@
 #include "dsec/cgroup/cgroup.h"
 #include "dsec/layer/gc.h"
 #include "dsec/mount/layers.h"
+#include "dsec/net/egress.h"
+#include "dsec/sandbox/network.h"
 #include "dsec/sandbox/sandbox.h"
 
 namespace dsec::reclaim {
@@ -181,6 +183,21 @@ Status id_ranges(Pass& p) {
     return {};
 }
 
+// Step 3b: egress programs pinned for a sandbox that is gone (a create or destroy killed
+// between its steps), and with the last of them the run directory's NAT table. Their
+// veths went with the sandboxes' network namespaces.
+Status egress(Pass& p) {
+    for (auto& id : net::pinned_ids(p.paths.run)) {
+        if (fs::exists(p.paths.state_dir(id))) continue;
+        std::string path = net::pin_dir(p.paths.run, id);
+        if (auto r = p.act("orphan_egress", id, path, json::object(),
+                           [&] { return sandbox::stop_egress(p.paths, id, json::object()); });
+            !r)
+            return r;
+    }
+    return {};
+}
+
 // Step 4: upper directories no sandbox owns, once past the grace period and not under an
 // overlay mounted here (`dsec-mount --at` makes uppers without a sandbox).
 Status uppers(Pass& p) {
@@ -256,7 +273,7 @@ Status layer_temps(Pass& p, const dsec::Paths& paths) {
 
 Status collect_garbage(const dsec::Paths& paths, const GcOptions& o, const Report& report) {
     Pass p{sandbox::Paths(paths), o, report};
-    for (auto step : {sandboxes, cgroups, id_ranges, uppers})
+    for (auto step : {sandboxes, cgroups, id_ranges, egress, uppers})
         if (auto r = step(p); !r) return r;
     if (auto r = layer_mounts(p, paths); !r) return r;
     return layer_temps(p, paths);

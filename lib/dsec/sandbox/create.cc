@@ -9,6 +9,7 @@
 #include "dsec/ns/idrange.h"
 #include "dsec/ns/spawn.h"
 #include "dsec/sandbox/disk.h"
+#include "dsec/sandbox/network.h"
 #include "dsec/sandbox/sandbox.h"
 #include "dsec/sandbox/start.h"
 #include "dsec/sys/parse.h"
@@ -62,6 +63,8 @@ Result<json> build(const Paths& paths, const mount::Rootfs& rootfs, const Create
                    json& state) {
     if (auto r = check_mounted(rootfs); !r) return fail(r.error());
     const Security& sec = o.security;
+    if (o.guard && !o.guard->network.empty())
+        if (auto r = check_egress_security(sec); !r) return fail(r.error());
     ns::IdRange ids;
     if (sec.userns) {
         auto pool = ns::pool_from_env();
@@ -92,6 +95,11 @@ Result<json> build(const Paths& paths, const mount::Rootfs& rootfs, const Create
         if (auto r = guard::apply_file_rules(init->pid, mount::process_start(init->pid), o.guard->files, paths.run);
             !r)
             return fail(std::move(r.error()).context("applying the policy"));
+    if (o.guard && !o.guard->network.empty()) {
+        auto egress = start_egress(paths, id, init->pid, cg.unified_dir(), o.guard->network);
+        if (!egress) return fail(std::move(egress.error()).context("applying the policy's network rules"));
+        state["egress"] = *egress;
+    }
 
     state["pid"] = init->pid;
     state["pid_start"] = mount::process_start(init->pid);

@@ -7,6 +7,7 @@
 
 #include "dsec/ns/idrange.h"
 #include "dsec/sandbox/log.h"
+#include "dsec/sandbox/network.h"
 #include "dsec/sandbox/sandbox.h"
 
 namespace dsec::sandbox {
@@ -61,6 +62,8 @@ Result<json> destroy(const Paths& paths, const std::string& id, Missing missing,
     // state "destroying" for the next destroy to finish.
     if (!keep_log_dir.empty())
         if (auto r = keep_log(paths, id, keep_log_dir); !r) return fail(std::move(r.error()).context("keeping the command log"));
+    // The veth went with the network namespace; its NAT entry and the pinned programs stay.
+    if (auto r = stop_egress(paths, id, st); !r) return fail(r.error());
     // Its host id range goes back to the pool once nothing of it runs.
     if (st.contains("security") && st["security"].is_object() && st["security"].contains("slot"))
         if (auto r = ns::release_ids(paths.run, st["security"].value("slot", 0u), id); !r) return fail(r.error());

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "dsec/guard/egress_rules.h"
+
 namespace dsec::sandbox {
 
 namespace {
@@ -28,11 +30,13 @@ void tighten_limits(const guard::PolicyLimits& l, CreateOptions& o) {
 Status use_policy(const std::string& path, CreateOptions& o) {
     auto policy = guard::load_policy(path);
     if (!policy) return fail(policy.error());
-    if (!policy->network.empty())
-        return fail(make_error("unsupported",
-                               "policy: network.allow: egress rules are not enforced by this dsec yet; a sandbox "
-                               "has its private loopback only (remove network.allow to create it)",
-                               path));
+    for (size_t i = 0; i < policy->network.allow.size(); i++)
+        if (!policy->network.allow[i].domain.empty())
+            return fail(make_error("unsupported",
+                                   "policy: network.allow[" + std::to_string(i) +
+                                       "].domain: domain names are not resolved by this dsec yet; name the "
+                                       "addresses with \"cidr\"",
+                                   path));
     if (!policy->syscalls.empty() && o.security.seccomp == "unconfined")
         return fail(make_error("bad_input", "policy: syscalls: changes a seccomp profile, and --seccomp is unconfined",
                                path));
@@ -57,6 +61,10 @@ Result<std::shared_ptr<const guard::Policy>> policy_of_state(const nlohmann::jso
         p->syscalls.allow = sys.value("allow", std::vector<std::string>{});
         p->syscalls.deny = sys.value("deny", std::vector<std::string>{});
         p->scrub = g.value("scrub", std::vector<std::string>{});
+        // A fork gets the egress its parent has now (live changes included).
+        auto network = guard::network_from_record(g.value("network", nlohmann::json::object()));
+        if (!network) return fail(network.error());
+        p->network = std::move(*network);
         p->digest = g.value("digest", "");
         return std::shared_ptr<const guard::Policy>(std::move(p));
     } catch (const nlohmann::json::exception& e) {

@@ -10,6 +10,7 @@
 
 #include "dsec/mount/usage.h"
 #include "dsec/sandbox/limits.h"
+#include "dsec/sandbox/network.h"
 #include "dsec/sandbox/sandbox.h"
 #include "dsec/guard/files.h"
 #include "dsec/sandbox/policy.h"
@@ -123,6 +124,13 @@ Result<Reset> reset(const sandbox::Paths& paths, const std::string& id) {
             (void)save(paths, *state);
             return fail(std::move(r.error()).context("applying the policy again after reset of " + id));
         }
+    // Its egress again: the old veth went with the old init's network namespace.
+    if (auto r = relink_egress(paths, id, init->pid, *state); !r) {
+        ::kill(init->pid, SIGKILL);
+        (*state)["pid"] = 0;
+        (void)save(paths, *state);
+        return fail(std::move(r.error()).context("restoring the network of " + id + " after reset"));
+    }
     (*state)["pid"] = init->pid;
     (*state)["pid_start"] = mount::process_start(init->pid);
     (*state)["resets"] = state->value("resets", 0) + 1;

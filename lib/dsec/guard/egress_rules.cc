@@ -1,0 +1,126 @@
+#include "dsec/guard/egress_rules.h"
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace dsec::guard {
+
+namespace {
+// The prefix mask of `bits` over four network-order words.
+void mask_words(unsigned bits, unsigned total, uint32_t out[4]) {
+    for (unsigned w = 0; w < 4; w++) {
+        unsigned first = w * 32;
+        unsigned have = first >= total ? 0 : bits > first ? std::min(32u, bits - first) : 0;
+        uint32_t host = have == 0 ? 0 : have == 32 ? 0xffffffffu : ~((1u << (32 - have)) - 1);
+        out[w] = first >= total ? 0 : htonl(host);
+    }
+}
+
+uint8_t proto_number(Protocol p) {
+    return p == Protocol::tcp ? 6 : p == Protocol::udp ? 17 : 0;
+}
+}  // namespace
+
+Result<net::RuleTable> compile_rules(const NetworkRules& rules) {
+    net::RuleTable table;
+    for (auto& d : rules.allow) {
+        if (!d.domain.empty()) continue;
+        dsec_egress_rule r{};
+        r.family = d.family == AF_INET6 ? 6 : 4;
+        r.proto = proto_number(d.protocol);
+        std::memcpy(r.addr, d.addr.data(), r.family == 6 ? 16 : 4);
+        mask_words(d.prefix, r.family == 6 ? 128 : 32, r.mask);
+        for (int w = 0; w < 4; w++) r.addr[w] &= r.mask[w];
+        std::vector<std::pair<uint16_t, uint16_t>> ports = d.ports;
+        if (ports.empty()) ports.emplace_back(0, 65535);
+        for (auto [lo, hi] : ports) {
+            r.port_lo = lo;
+            r.port_hi = hi;
+            table.push_back(r);
+        }
+    }
+    if (table.size() > DSEC_EGRESS_MAX_RULES)
+        return fail(make_error("too_many", "network.allow compiles to " + std::to_string(table.size()) +
+                                               " (range, ports) rules; at most " +
+                                               std::to_string(DSEC_EGRESS_MAX_RULES) + " fit"));
+    return table;
+}
+
+Result<Destination> parse_destination_text(const std::string& text) {
+    nlohmann::json j = nlohmann::json::object();
+    nlohmann::json ports = nlohmann::json::array();
+    size_t start = 0;
+    for (int part = 0; start <= text.size(); part++) {
+        size_t comma = text.find(',', start);
+        std::string field = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        start = comma == std::string::npos ? text.size() + 1 : comma + 1;
+        if (part == 0) {
+            // An address has digits, dots, colons and a slash only; a name has a letter.
+            bool address = field.find_first_not_of("0123456789abcdefABCDEF.:/") == std::string::npos &&
+                      (field.find(':') != std::string::npos ||
+                       field.find_first_not_of("0123456789./") == std::string::npos);
+            j[address ? "cidr" : "domain"] = field;
+        } else if (field == "tcp" || field == "udp" || field == "any") {
+            j["protocol"] = field;
+        } else if (!field.empty() && field.find_first_not_of("0123456789") == std::string::npos && field.size() < 6) {
+            ports.push_back(std::stoul(field));
+        } else {
+            ports.push_back(field);
+        }
+    }
+    if (!ports.empty()) j["ports"] = ports;
+    auto parsed = parse_network(nlohmann::json{{"allow", nlohmann::json::array({j})}});
+    if (!parsed) {
+        // "policy: network.allow[0].cidr: ..." becomes "destination \"TEXT\".cidr: ...".
+        Error e = parsed.error();
+        std::string_view prefix = "policy: network.allow[0]";
+        std::string rest = e.message.starts_with(prefix) ? e.message.substr(prefix.size()) : ": " + e.message;
+        e.message = "destination \"" + text + "\"" + rest;
+        return fail(std::move(e));
+    }
+    return parsed->allow.front();
+}
+
+bool same_destination(const Destination& a, const Destination& b) {
+    return destination_record(a) == destination_record(b);
+}
+
+Result<NetworkRules> network_from_record(const nlohmann::json& record) {
+    if (!record.is_object()) return NetworkRules{};
+    nlohmann::json allow = nlohmann::json::array();
+    for (auto d : record.value("allow", nlohmann::json::array())) {
+        // "all" is how a record says what a policy says by leaving "ports" out.
+        if (d.is_object() && d.contains("ports") && d["ports"] == "all") d.erase("ports");
+        allow.push_back(d);
+    }
+    return parse_network(nlohmann::json{{"allow", allow}});
+}
+
+NetworkRules with_added(NetworkRules rules, const std::vector<Destination>& more) {
+    for (auto& d : more)
+        if (std::none_of(rules.allow.begin(), rules.allow.end(), [&](auto& have) { return same_destination(have, d); }))
+            rules.allow.push_back(d);
+    return rules;
+}
+
+Result<NetworkRules> with_removed(NetworkRules rules, const std::vector<Destination>& gone) {
+    for (auto& d : gone) {
+        auto record = destination_record(d);
+        bool whole = d.ports.empty() && d.protocol == Protocol::any;
+        auto matches = [&](const Destination& have) {
+            if (!whole) return same_destination(have, d);
+            auto h = destination_record(have);
+            return h.value("cidr", "") == record.value("cidr", "") && h.value("domain", "") == record.value("domain", "");
+        };
+        auto before = rules.allow.size();
+        std::erase_if(rules.allow, matches);
+        if (rules.allow.size() == before)
+            return fail(make_error("not_found", "no allowed destination matches " + record.dump()));
+    }
+    return rules;
+}
+
+}  // namespace dsec::guard

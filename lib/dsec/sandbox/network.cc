@@ -1,0 +1,172 @@
+#include "dsec/sandbox/network.h"
+
+#include <arpa/inet.h>
+#include <linux/capability.h>
+#include <sys/socket.h>
+
+#include "dsec/net/cut.h"
+#include "dsec/net/egress.h"
+#include "dsec/net/link.h"
+#include "dsec/net/nat.h"
+#include "dsec/guard/egress_rules.h"
+#include "dsec/sys/fs.h"
+
+namespace dsec::sandbox {
+
+namespace {
+// Whether any sandbox of the run directory still has pinned programs: the NAT table
+// lives exactly as long as that.
+bool any_pins(const std::string& run_dir) { return !net::pinned_ids(run_dir).empty(); }
+}  // namespace
+
+Status check_egress_security(const Security& sec) {
+    if (!sec.userns)
+        return fail(make_error("bad_input", "policy: network.allow: egress rules need the sandbox's own user namespace "
+                                            "(not --userns=host)"));
+    for (auto [cap, name] : {std::pair{CAP_NET_RAW, "NET_RAW"}, std::pair{CAP_NET_ADMIN, "NET_ADMIN"}})
+        if (sec.caps & (uint64_t(1) << cap))
+            return fail(make_error("bad_input", std::string("policy: network.allow: egress rules cannot hold with ") +
+                                                    name + " kept (--cap-add): packet sockets and tunnels go around "
+                                                    "them"));
+    return {};
+}
+
+Result<json> start_egress(const Paths& paths, const std::string& id, int init_pid, const std::string& unified_cgroup,
+                          const guard::NetworkRules& rules) {
+    if (unified_cgroup.empty())
+        return fail(make_error("unsupported", "network egress needs the unified cgroup tree (cgroup2), which this host "
+                                              "has not mounted"));
+    auto pool = net::pool_from_env();
+    if (!pool) return fail(pool.error());
+    auto table = guard::compile_rules(rules);
+    if (!table) return fail(table.error());
+    auto held = net::lock_network(paths.run);
+    if (!held) return fail(held.error());
+    if (auto r = net::ensure_bpffs(paths.run); !r) return fail(r.error());
+    if (auto r = net::attach_egress(paths.run, id, unified_cgroup, *table); !r) return fail(r.error());
+    auto undo = [&](Error e) -> Result<json> {
+        (void)net::detach_egress(paths.run, id);
+        if (!any_pins(paths.run)) (void)net::nat_drop_table(paths.run);
+        return fail(std::move(e));
+    };
+    auto link = net::make_link(*pool, init_pid, paths.state_dir(id));
+    if (!link) return undo(link.error());
+    if (auto r = net::nat_add(paths.run, *link); !r) {
+        (void)net::remove_link(link->host_if);
+        return undo(r.error());
+    }
+    return json{{"interface", link->host_if},
+                {"gateway", link->host_addr},
+                {"address", link->sandbox_addr},
+                {"pins", net::pin_dir(paths.run, id)}};
+}
+
+Status stop_egress(const Paths& paths, const std::string& id, const json& state) {
+    const json egress = state.contains("egress") && state["egress"].is_object() ? state["egress"] : json::object();
+    if (egress.empty() && !fs::exists(net::pin_dir(paths.run, id))) return {};
+    auto held = net::lock_network(paths.run);
+    if (!held) return fail(held.error());
+    Status first;
+    auto keep = [&](Status s) {
+        if (!s && first) first = std::move(s);
+    };
+    std::string host_if = egress.value("interface", "");
+    if (!host_if.empty()) {
+        keep(net::nat_remove(paths.run, host_if, egress.value("address", "")));
+        keep(net::remove_link(host_if));
+    }
+    keep(net::detach_egress(paths.run, id));
+    if (!any_pins(paths.run)) keep(net::nat_drop_table(paths.run));
+    return first;
+}
+
+Status relink_egress(const Paths& paths, const std::string& id, int init_pid, json& state) {
+    if (!state.contains("egress") || !state["egress"].is_object()) return {};
+    auto pool = net::pool_from_env();
+    if (!pool) return fail(pool.error());
+    auto held = net::lock_network(paths.run);
+    if (!held) return fail(held.error());
+    json& egress = state["egress"];
+    (void)net::nat_remove(paths.run, egress.value("interface", ""), egress.value("address", ""));
+    (void)net::remove_link(egress.value("interface", ""));
+    auto link = net::make_link(*pool, init_pid, paths.state_dir(id));
+    if (!link) return fail(link.error());
+    if (auto r = net::nat_add(paths.run, *link); !r) {
+        (void)net::remove_link(link->host_if);
+        return fail(r.error());
+    }
+    egress["interface"] = link->host_if;
+    egress["gateway"] = link->host_addr;
+    egress["address"] = link->sandbox_addr;
+    return {};
+}
+
+Result<EgressChange> change_egress(const Paths& paths, const std::string& id, const guard::NetworkRules& rules) {
+    auto state = load(paths, id);
+    if (!state) return fail(state.error());
+    if (state->value("state", "") != "running" || !init_alive(*state))
+        return fail(make_error("not_running", "sandbox \"" + id + "\" is not running", id));
+    EgressChange change;
+    int pid = state->value("pid", 0);
+    if (!state->contains("egress")) {
+        auto sec = security_from_state(*state);
+        if (!sec) return fail(sec.error());
+        if (auto r = check_egress_security(*sec); !r) return fail(r.error());
+        auto cg = cgroup_of(paths, id);
+        if (!cg) return fail(cg.error());
+        auto made = start_egress(paths, id, pid, cg->unified_dir(), rules);
+        if (!made) return fail(made.error());
+        (*state)["egress"] = *made;
+        change.started = true;
+    } else {
+        auto table = guard::compile_rules(rules);
+        if (!table) return fail(table.error());
+        if (auto r = net::update_egress(paths.run, id, *table); !r) return fail(r.error());
+        auto cut = net::cut_connections(pid, *table);
+        if (!cut) return fail(std::move(cut.error()).context("the new rules are in force, but cutting connections"));
+        change.cut = *cut;
+    }
+    guard::Policy shown;
+    shown.network = rules;
+    change.network = guard::policy_record(shown)["network"];
+    if (!state->contains("guard") || !(*state)["guard"].is_object())
+        (*state)["guard"] = guard::policy_record(guard::Policy{});
+    (*state)["guard"]["network"] = change.network;
+    if (auto r = save(paths, *state); !r) return fail(r.error());
+    return change;
+}
+
+Result<std::vector<json>> egress_events(const Paths& paths, const std::string& id) {
+    std::vector<json> out;
+    if (!fs::exists(net::pin_dir(paths.run, id))) return out;
+    auto denials = net::read_denials(paths.run, id);
+    if (!denials) {
+        if (denials.error().code == "not_found") return out;  // destroyed meanwhile
+        return fail(denials.error());
+    }
+    static const char* const kOps[] = {"?", "connect", "send", "socket"};
+    for (auto& d : *denials) {
+        json e = {{"type", "event"}, {"v", 1}, {"event", "egress_denied"}, {"id", id},
+                  {"op", kOps[d.kind < 4 ? d.kind : 0]}, {"family", d.family}};
+        char text[INET6_ADDRSTRLEN] = "";
+        if (d.kind != 3) {
+            ::inet_ntop(d.family == 6 ? AF_INET6 : AF_INET, d.addr.data(), text, sizeof text);
+            e["dest"] = text;
+            e["port"] = d.port;
+        }
+        e["protocol"] = d.proto == 6 ? json("tcp") : d.proto == 17 ? json("udp") : json(d.proto);
+        e["count"] = d.count;
+        out.push_back(std::move(e));
+    }
+    return out;
+}
+
+json egress_counts(const Paths& paths, const std::string& id) {
+    auto events = egress_events(paths, id);
+    if (!events || !fs::exists(net::pin_dir(paths.run, id))) return nullptr;
+    uint64_t denied = 0;
+    for (auto& e : *events) denied += e.value("count", uint64_t(0));
+    return json{{"denied", denied}};
+}
+
+}  // namespace dsec::sandbox
