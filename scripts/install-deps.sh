@@ -7,10 +7,12 @@ build="cmake g++ make pkg-config libcli11-dev nlohmann-json3-dev libarchive-dev 
 libacl1-dev libzstd-dev libseccomp-dev libbpf-dev doctest-dev erofs-utils"
 run="busybox-static jq zstd xz-utils bzip2 gzip attr tar util-linux iproute2 fuse3 libfuse3-dev"
 bench="bubblewrap runc gnuplot-nox bpftool clang"
+# The sanitizer build and the fuzz targets (scripts/build.sh --sanitize): clang's runtimes.
+sanitize="clang libclang-rt-14-dev"
 test="debootstrap"
 
 missing=""
-for p in $build $run $bench $test; do
+for p in $build $run $bench $sanitize $test; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
         || missing="$missing $p"
 done

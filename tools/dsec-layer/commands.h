@@ -26,7 +26,4 @@ void add_export(CLI::App& app, Context& ctx);
 void add_query(CLI::App& app, Context& ctx);         // ls, inspect
 void add_maintenance(CLI::App& app, Context& ctx);   // tag, rm, verify, gc
 
-/// Parses "k=v" labels. Errors: usage.
-Result<std::map<std::string, std::string>> parse_labels(const std::vector<std::string>& labels);
-
 }  // namespace dsec::layer_tool

@@ -43,7 +43,7 @@ Result<std::optional<json>> Reader::next() {
             std::free(buf);
             return fail(make_error("bad_input", "stdin line " + std::to_string(line_) + ": not a JSON object"));
         }
-        if (record.value("type", "") == "error") {
+        if (type_of(record) == "error") {
             upstream_error = true;
             std::string passthrough = text + "\n";
             std::lock_guard lock(out_mutex);
@@ -53,6 +53,11 @@ Result<std::optional<json>> Reader::next() {
         std::free(buf);
         return std::optional<json>(std::move(record));
     }
+}
+
+std::string type_of(const json& record) {
+    auto it = record.is_object() ? record.find("type") : record.end();
+    return it != record.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 Result<std::string> get_string(const json& record, const char* field) {

@@ -128,17 +128,22 @@ std::string Sha256::hex() {
 Result<std::string> sha256_file(const std::string& path) {
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd) return fail(sys_error("open", path));
-    ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+    return sha256_fd(fd.get(), path);
+}
+
+Result<std::string> sha256_fd(int fd, const std::string& path) {
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     Sha256 sha;
     std::vector<char> buf(1 << 20);
-    for (;;) {
-        ssize_t n = ::read(fd.get(), buf.data(), buf.size());
+    for (off_t off = 0;;) {
+        ssize_t n = ::pread(fd, buf.data(), buf.size(), off);
         if (n < 0) {
             if (errno == EINTR) continue;
             return fail(sys_error("read", path));
         }
         if (n == 0) break;
         sha.update(buf.data(), size_t(n));
+        off += n;
     }
     return sha.hex();
 }
