@@ -2,7 +2,9 @@
 // per run that goes with everything in it.
 #pragma once
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>

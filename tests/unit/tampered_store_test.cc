@@ -3,6 +3,7 @@
 // or not EROFS at all. Each is refused with "corrupt" before anything is mounted.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
