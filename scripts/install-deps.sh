@@ -7,13 +7,15 @@ build="cmake g++ make pkg-config libcli11-dev nlohmann-json3-dev libarchive-dev 
 libacl1-dev libzstd-dev libseccomp-dev libbpf-dev doctest-dev erofs-utils"
 run="busybox-static jq zstd xz-utils bzip2 gzip attr tar util-linux iproute2 nftables fuse3 libfuse3-dev"
 bench="bubblewrap runc gnuplot-nox bpftool clang"
+# The sanitizer build and the fuzz targets (scripts/build.sh --sanitize): clang's runtimes.
+sanitize="clang libclang-rt-14-dev"
 test="debootstrap python3"
 # The cluster tests' distributed filesystem and workload manager (their daemons are
 # started by the tests themselves, in private namespaces).
 cluster="glusterfs-server glusterfs-client slurm-wlm munge"
 
 missing=""
-for p in $build $run $bench $test $cluster; do
+for p in $build $run $bench $sanitize $test $cluster; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
         || missing="$missing $p"
 done

@@ -1,20 +1,10 @@
 // dsec-layer build DIR: a directory tree becomes a layer.
 #include "dsec/json/jsonl.h"
 #include "dsec/layer/build.h"
+#include "dsec/sys/parse.h"
 #include "commands.h"
 
 namespace dsec::layer_tool {
-
-Result<std::map<std::string, std::string>> parse_labels(const std::vector<std::string>& labels) {
-    std::map<std::string, std::string> out;
-    for (auto& l : labels) {
-        auto eq = l.find('=');
-        if (eq == std::string::npos || eq == 0)
-            return fail(make_error("usage", "label \"" + l + "\" is not of the form key=value"));
-        out[l.substr(0, eq)] = l.substr(eq + 1);
-    }
-    return out;
-}
 
 void add_build(CLI::App& app, Context& ctx) {
     struct Opts {
@@ -29,7 +19,7 @@ void add_build(CLI::App& app, Context& ctx) {
     cmd->add_option("--compress", opts->compression, "none, lz4 or lz4hc")->capture_default_str();
     cmd->callback([&ctx, opts] {
         ctx.action = [&ctx, opts]() -> Result<int> {
-            auto labels = parse_labels(opts->labels);
+            auto labels = parse::parse_labels(opts->labels);
             if (!labels) return fail(labels.error());
             layer::BuildOptions b;
             b.name = opts->name;

@@ -27,7 +27,4 @@ void add_query(CLI::App& app, Context& ctx);         // ls, inspect
 void add_maintenance(CLI::App& app, Context& ctx);   // tag, rm, verify, gc
 void add_publish(CLI::App& app, Context& ctx);
 
-/// Parses "k=v" labels. Errors: usage.
-Result<std::map<std::string, std::string>> parse_labels(const std::vector<std::string>& labels);
-
 }  // namespace dsec::layer_tool

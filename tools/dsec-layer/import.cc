@@ -5,6 +5,7 @@
 
 #include "dsec/json/jsonl.h"
 #include "dsec/layer/import.h"
+#include "dsec/sys/parse.h"
 #include "commands.h"
 
 namespace dsec::layer_tool {
@@ -29,7 +30,7 @@ void add_common(CLI::App* cmd, Common& c, const char* name_help) {
 }
 
 Result<layer::BuildOptions> build_options(const Common& c) {
-    auto labels = parse_labels(c.labels);
+    auto labels = parse::parse_labels(c.labels);
     if (!labels) return fail(labels.error());
     layer::BuildOptions b;
     b.name = c.name;

@@ -41,7 +41,7 @@ Result<Input> read_input(const layer::Store& store, const std::vector<std::strin
         if (!rec) return fail(rec.error());
         if (!*rec) break;
         auto& j = **rec;
-        std::string type = j.value("type", "");
+        std::string type = jsonl::type_of(j);
         if (type == "layer") {
             auto digest = jsonl::get_string(j, "digest");
             if (!digest) return fail(digest.error());

@@ -190,8 +190,8 @@ void add_create(CLI::App& app, Context& ctx) {
                                                     std::to_string(records->size()) + " rootfs records"));
             size_t failed = for_each_parallel(records->size(), o->parallel, [&](size_t i) -> Status {
                 const json& r = (*records)[i];
-                if (r.value("type", "") != "rootfs")
-                    return fail(make_error("bad_input", "expected a rootfs record, got type \"" + r.value("type", "") +
+                if (jsonl::type_of(r) != "rootfs")
+                    return fail(make_error("bad_input", "expected a rootfs record, got type \"" + jsonl::type_of(r) +
                                                             "\" (pipe dsec-mount's output)"));
                 auto rootfs = mount::Rootfs::from_record(r);
                 if (!rootfs) return fail(std::move(rootfs.error()).about(r.value("id", "")));

@@ -124,6 +124,7 @@ struct HelperArgs {
     std::vector<struct statx>* seen;
     int pidfd;
     int report_fd;
+    ns::HelperStack* stack;
 };
 
 // Host root enters only the sandbox's mount namespace: its capabilities there come from
@@ -131,6 +132,7 @@ struct HelperArgs {
 // not be joined by a process that shares its memory.
 int helper_entry(void* p) {
     auto* a = static_cast<HelperArgs*>(p);
+    a->stack->entered();
     if (::setns(a->pidfd, CLONE_NEWNS) < 0) die(a->report_fd, "setns", "mount namespace");
     apply_in_child(*a->plan, *a->covers, *a->seen, a->report_fd);
 }
@@ -177,12 +179,13 @@ Status apply_file_rules(int init_pid, unsigned long long init_start, const FileR
     Fd rd(p[0]), wr(p[1]);
     // Written by the helper, which shares our memory: no allocation after the clone.
     std::vector<struct statx> seen(rules.hidden.size());
-    HelperArgs args{&plan, &covers, &seen, pidfd.get(), wr.get()};
     ns::HelperStack stack;
     if (stack.base == MAP_FAILED) return fail(sys_error("mmap", "policy helper stack"));
+    HelperArgs args{&plan, &covers, &seen, pidfd.get(), wr.get(), &stack};
     // Shares our memory and we sleep until it exits: no page tables to copy. It has its
     // own fs_struct (no CLONE_FS), which setns into a mount namespace needs.
     pid_t h = ::clone(helper_entry, stack.top(), CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+    stack.returned();
     if (h < 0) return fail(sys_error("clone", "policy helper"));
     wr.reset();
     auto reported = ns::read_report(rd.get(), "applying the policy's file rules");

@@ -62,15 +62,15 @@ Result<std::optional<json>> Reader::next() {
             std::free(buf);
             return fail(make_error("bad_input", "stdin line " + std::to_string(line_) + ": not a JSON object"));
         }
-        if (auto v = record.find("v"); v != record.end() && !(v->is_number_unsigned() && v->get<uint64_t>() <= kVersion)) {
+        if (auto v = record.find("v"); v != record.end() && !(v->is_number_unsigned() && v->get<uint64_t>() >= 1 && v->get<uint64_t>() <= kVersion)) {
             std::free(buf);
-            if (!v->is_number_integer())
+            if (!v->is_number_unsigned() || v->get<uint64_t>() == 0)
                 return fail(make_error("bad_input", "stdin line " + std::to_string(line_) + ": \"v\" is not a version number"));
             return fail(make_error("unsupported_version", "stdin line " + std::to_string(line_) + ": record version " +
                                                               v->dump() + " is newer than this dsec reads (" +
                                                               std::to_string(kVersion) + "); upgrade dsec"));
         }
-        if (record.value("type", "") == "error") {
+        if (type_of(record) == "error") {
             upstream_error = true;
             std::string passthrough = text + "\n";
             std::lock_guard lock(out_mutex);
@@ -80,6 +80,11 @@ Result<std::optional<json>> Reader::next() {
         std::free(buf);
         return std::optional<json>(std::move(record));
     }
+}
+
+std::string type_of(const json& record) {
+    auto it = record.is_object() ? record.find("type") : record.end();
+    return it != record.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 Result<std::string> get_string(const json& record, const char* field) {

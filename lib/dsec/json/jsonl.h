@@ -46,6 +46,9 @@ private:
 /// True once any Reader passed an upstream error record through.
 bool upstream_failed();
 
+/// The record's "type", or "" when it has none or it is not a string.
+std::string type_of(const json& record);
+
 /// Reads a string field, or an error naming the record's line and the field.
 Result<std::string> get_string(const json& record, const char* field);
 

@@ -37,6 +37,14 @@ Result<json> read_json(int dirfd, const std::string& path, const std::string& wh
     return j;
 }
 
+// A string field of an object; "" when `j` is not an object or the field not a string
+// (json::value() would throw on either: an image is hostile input).
+std::string text(const json& j, const char* key) {
+    if (!j.is_object()) return {};
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 std::vector<std::string> strings(const json& j, const char* key) {
     std::vector<std::string> out;
     if (auto it = j.find(key); it != j.end() && it->is_array())
@@ -61,7 +69,7 @@ Result<ImageManifest> read_oci(int dirfd, const std::string& where, const std::s
     if (!desc) return fail(desc.error());
     // A nested index (a multi-platform image) is followed one level down.
     for (int depth = 0;; depth++) {
-        auto path = blob_path(desc->value("digest", ""));
+        auto path = blob_path(text(*desc, "digest"));
         if (!path) return fail(path.error());
         auto m = read_json(dirfd, *path, where);
         if (!m) return fail(m.error());
@@ -70,16 +78,17 @@ Result<ImageManifest> read_oci(int dirfd, const std::string& where, const std::s
             if (!desc) return fail(desc.error());
             continue;
         }
-        if (!m->contains("layers") || !m->contains("config")) return fail(bad(*path + " is not an image manifest", where));
+        if (!m->is_object() || !m->contains("layers") || !(*m)["layers"].is_array() || !m->contains("config"))
+            return fail(bad(*path + " is not an image manifest", where));
         ImageManifest out;
         out.kind = "oci";
-        auto cfg_path = blob_path((*m)["config"].value("digest", ""));
+        auto cfg_path = blob_path(text((*m)["config"], "digest"));
         if (!cfg_path) return fail(cfg_path.error());
         auto cfg = read_config(dirfd, *cfg_path, where);
         if (!cfg) return fail(cfg.error());
         out.config = *cfg;
         for (auto& l : (*m)["layers"]) {
-            std::string digest = l.value("digest", "");
+            std::string digest = text(l, "digest");
             auto lp = blob_path(digest);
             if (!lp) return fail(lp.error());
             out.layers.push_back({*lp, digest.substr(7)});
@@ -96,7 +105,7 @@ Result<ImageManifest> read_docker(int dirfd, const std::string& where) {
     const json& m = (*manifest)[0];
     ImageManifest out;
     out.kind = "docker";
-    std::string cfg_path = m.value("Config", "");
+    std::string cfg_path = text(m, "Config");
     if (cfg_path.empty()) return fail(bad("manifest.json has no Config", where));
     auto cfg = read_config(dirfd, cfg_path, where);
     if (!cfg) return fail(cfg.error());
@@ -122,13 +131,16 @@ Result<json> pick_manifest(const json& index, const std::string& platform) {
     auto it = index.find("manifests");
     if (!index.is_object() || it == index.end() || !it->is_array() || it->empty())
         return fail(bad("image index lists no manifest", {}));
-    if (platform.empty()) return (*it)[0];
+    if (platform.empty()) {
+        if (!(*it)[0].is_object()) return fail(bad("image index lists a manifest that is not an object", {}));
+        return (*it)[0];
+    }
     for (auto& d : *it) {
         if (!d.is_object()) continue;
-        auto p = d.value("platform", json::object());
-        std::string name = p.value("os", "") + "/" + p.value("architecture", "");
-        if (p.contains("variant")) {
-            if (platform == name + "/" + p.value("variant", "")) return d;
+        const json& p = d.contains("platform") ? d["platform"] : json::object();
+        std::string name = text(p, "os") + "/" + text(p, "architecture");
+        if (p.is_object() && p.contains("variant")) {
+            if (platform == name + "/" + text(p, "variant")) return d;
         }
         if (platform == name) return d;
     }

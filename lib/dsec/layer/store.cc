@@ -13,6 +13,11 @@ namespace dsec::layer {
 namespace {
 constexpr const char* kPrefix = "sha256:";
 
+bool is_symlink(const std::string& path) {
+    struct stat st;
+    return ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+}
+
 bool is_hex(const std::string& s) { return s.find_first_not_of("0123456789abcdef") == std::string::npos; }
 
 // "sha256:abc..." or "abc..." -> "abc..."
@@ -146,12 +151,19 @@ Result<Layer> Store::publish(const std::string& image_file, Layer layer) const {
 }
 
 Result<Layer> Store::load(const std::string& hex) const {
-    auto text = fs::read_file(dir_ + "/" + hex + ".json");
+    // The store may be shared and written by others: the metadata must be a file of its
+    // own (not a symlink to another layer's) and describe the digest it is named by.
+    std::string meta = dir_ + "/" + hex + ".json";
+    if (hex.size() != 64 || !is_hex(hex)) return fail(make_error("corrupt", "not a layer digest: \"" + hex + "\"", dir_));
+    if (is_symlink(meta)) return fail(make_error("corrupt", "layer metadata is a symlink", meta));
+    auto text = fs::read_file(meta);
     if (!text) return fail(text.error());
     json j = json::parse(*text, nullptr, false);
-    if (j.is_discarded()) return fail(make_error("corrupt", "metadata is not JSON", dir_ + "/" + hex + ".json"));
+    if (j.is_discarded()) return fail(make_error("corrupt", "metadata is not JSON", meta));
     auto layer = Layer::from_json(j);
-    if (!layer) return fail(std::move(layer.error()).context("reading " + dir_ + "/" + hex + ".json"));
+    if (!layer) return fail(std::move(layer.error()).context("reading " + meta));
+    if (layer->hex() != hex)
+        return fail(make_error("corrupt", "metadata names " + layer->digest + ", not the digest it is stored under", meta));
     if (!fs::exists(image_path(layer->digest)))
         return fail(make_error("not_found", "layer image is missing", image_path(layer->digest)));
     return layer;

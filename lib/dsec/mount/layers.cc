@@ -10,8 +10,8 @@
 #include <climits>
 #include <cstdlib>
 
-#include "dsec/layer/verify.h"
 #include "dsec/mount/fscontext.h"
+#include "dsec/mount/image_check.h"
 #include "dsec/mount/overlay.h"
 #include "dsec/sys/fs.h"
 #include "dsec/sys/loop.h"
@@ -102,26 +102,6 @@ Result<Fd> mount_image(const std::string& image) {
     return dev->mount(kAttrs);
 }
 
-// Opens the image and checks it against its metadata before it goes near the kernel.
-static Result<Fd> open_image(const layer::Store& store, const layer::Layer& layer, bool verify) {
-    std::string image = store.image_path(layer.digest);
-    Fd fd(::open(image.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd) {
-        Error e = sys_error("open", image);
-        return fail(e.err == ENOENT ? std::move(e).context("layer image is missing") : std::move(e));
-    }
-    struct stat st;
-    if (::fstat(fd.get(), &st) < 0) return fail(sys_error("fstat", image));
-    if (layer.size != 0 && uint64_t(st.st_size) != layer.size)
-        return fail(make_error("corrupt",
-                               "image is " + std::to_string(st.st_size) + " bytes, its metadata says " +
-                                   std::to_string(layer.size) + " (truncated or replaced)",
-                               image));
-    if (verify)
-        if (auto r = layer::verify_digest(store, layer); !r) return fail(r.error());
-    return fd;
-}
-
 Result<std::string> mount_layer(const Paths& paths, const layer::Store& store, const layer::Layer& layer,
                                 bool verify) {
     std::string mp = layer_mountpoint(paths, layer.digest);
@@ -132,7 +112,8 @@ Result<std::string> mount_layer(const Paths& paths, const layer::Store& store, c
     auto held = fs::lock(layer_lock_path(paths, layer.digest));
     if (!held) return fail(held.error());
     if (is_layer_mount(mp)) return mp;
-    auto image = open_image(store, layer, verify);
+    // Checked before it goes near the kernel (image_check.h says what and when).
+    auto image = open_checked_image(paths, store, layer, verify);
     if (!image) return fail(image.error());
     // The path names the mount in the mount table; past fsconfig's limit the open
     // file's /proc link stands in (erofs opens the source by path).

@@ -65,10 +65,12 @@ struct HelperArgs {
     int pidfd;
     int report_fd;
     const std::function<void()>* body;
+    HelperStack* stack;
 };
 
 int helper_entry(void* p) {
     auto* a = static_cast<HelperArgs*>(p);
+    a->stack->entered();
     helper(*a->spec, *a->keep, a->pidfd, a->report_fd, *a->body);
 }
 
@@ -91,8 +93,9 @@ Result<Joined> spawn_inside(const JoinSpec& spec, const std::function<void()>& b
     std::sort(keep.begin(), keep.end());
     // Dumpability belongs to the memory map, which the helper shares and the child copies.
     ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    HelperArgs args{&spec, &keep, pidfd.get(), wr.get(), &body};
+    HelperArgs args{&spec, &keep, pidfd.get(), wr.get(), &body, &stack};
     pid_t h = ::clone(helper_entry, stack.top(), CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+    stack.returned();
     if (h < 0) return fail(sys_error("clone", "join helper"));
     wr.reset();
     auto reported = read_report(rd.get(), "entering sandbox init " + std::to_string(spec.init_pid));

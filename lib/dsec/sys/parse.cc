@@ -156,4 +156,15 @@ Status check_env(const std::vector<std::string>& env, const char* option) {
     return {};
 }
 
+Result<std::map<std::string, std::string>> parse_labels(const std::vector<std::string>& labels) {
+    std::map<std::string, std::string> out;
+    for (auto& l : labels) {
+        auto eq = l.find('=');
+        if (eq == std::string::npos || eq == 0)
+            return fail(make_error("usage", "label \"" + l + "\" is not of the form key=value"));
+        out[l.substr(0, eq)] = l.substr(eq + 1);
+    }
+    return out;
+}
+
 }  // namespace dsec::parse

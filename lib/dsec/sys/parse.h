@@ -1,8 +1,9 @@
 // Parsing of the human-friendly values the tools take: sizes (512M), CPU counts (0.5),
-// durations (30m), counts, users (1000:1000) and K=V environment entries.
+// durations (30m), counts, users (1000:1000), K=V environment entries and k=v labels.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,5 +42,8 @@ bool is_numeric_user(const std::string& text);
 
 /// Each entry is K=V with a non-empty K. Errors: usage naming `option`.
 Status check_env(const std::vector<std::string>& env, const char* option);
+
+/// "k=v" labels (a later key wins); the key is non-empty. Errors: usage.
+Result<std::map<std::string, std::string>> parse_labels(const std::vector<std::string>& labels);
 
 }  // namespace dsec::parse

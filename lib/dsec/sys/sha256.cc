@@ -10,6 +10,7 @@
 #include "dsec/sys/fd.h"
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -61,7 +62,14 @@ __attribute__((target("sha,sse4.1"))) void block_shani(uint32_t* h, const uint8_
     _mm_storeu_si128(reinterpret_cast<__m128i*>(h + 4), _mm_alignr_epi8(s1, tmp, 8));     // HGFE
 }
 
-const bool kHaveShani = __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1");
+// CPUID itself: SSE4.1 is leaf 1 ECX bit 19, SHA leaf 7 EBX bit 29 (clang before 15
+// does not know "sha" in __builtin_cpu_supports).
+bool have_shani() {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 19))) return false;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 29));
+}
+const bool kHaveShani = have_shani();
 #endif
 }  // namespace
 
@@ -128,17 +136,22 @@ std::string Sha256::hex() {
 Result<std::string> sha256_file(const std::string& path) {
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd) return fail(sys_error("open", path));
-    ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+    return sha256_fd(fd.get(), path);
+}
+
+Result<std::string> sha256_fd(int fd, const std::string& path) {
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     Sha256 sha;
     std::vector<char> buf(1 << 20);
-    for (;;) {
-        ssize_t n = ::read(fd.get(), buf.data(), buf.size());
+    for (off_t off = 0;;) {
+        ssize_t n = ::pread(fd, buf.data(), buf.size(), off);
         if (n < 0) {
             if (errno == EINTR) continue;
             return fail(sys_error("read", path));
         }
         if (n == 0) break;
         sha.update(buf.data(), size_t(n));
+        off += n;
     }
     return sha.hex();
 }

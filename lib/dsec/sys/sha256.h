@@ -30,4 +30,8 @@ private:
 /// The hex SHA-256 of the file at `path`, read in large chunks (bounded memory).
 Result<std::string> sha256_file(const std::string& path);
 
+/// The same for the file open as `fd`, from offset 0 on (pread: its offset stays);
+/// `path` names it in errors.
+Result<std::string> sha256_fd(int fd, const std::string& path);
+
 }  // namespace dsec
