@@ -62,6 +62,10 @@ complete -c dsec-run -n "__fish_seen_subcommand_from cp" -l max-bytes -r -d 'cap
 complete -c dsec-run -n "__fish_seen_subcommand_from cp" -l max-entries -r -d 'cap on the entries copied'
 complete -c dsec-run -n "__fish_seen_subcommand_from cp" -F
 complete -c dsec-run -n "__fish_seen_subcommand_from ls" -l label -r
+complete -c dsec-run -n "__fish_seen_subcommand_from ls" -l state -r -a 'running paused dead creating destroying broken' -d 'only this state'
+complete -c dsec-run -n "__fish_seen_subcommand_from ls" -l older-than -r -d 'created at least this long ago'
+complete -c dsec-run -n "__fish_seen_subcommand_from ls" -l newer-than -r -d 'created at most this long ago'
+complete -c dsec-run -n "__fish_seen_subcommand_from ls" -l layer -r -d 'holds this layer (name or digest)'
 complete -c dsec-run -n "__fish_seen_subcommand_from ls" -s q -l quiet -d 'ids only'
 complete -c dsec-run -n "__fish_seen_subcommand_from ls" -l json -d 'records on a terminal too'
 complete -c dsec-run -n "__fish_seen_subcommand_from destroy" -s f -l force -d 'unknown ids are not an error'

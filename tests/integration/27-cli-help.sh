@@ -20,6 +20,7 @@ for s in exec run; do
     text=$(dsec-run $s --help)
     grep -qE "^Usage: dsec-run $s \[OPTIONS\].* -- CMD \[ARG\.\.\.\]$" <<<"$text" || fail "$s usage: $(grep Usage <<<"$text")"
 done
+dsec-run session exec --help | grep -qE '^Usage: .*session exec .* -- CMD \[ARG\.\.\.\]$' || fail "session exec usage"
 for s in create exec run cp destroy snapshot fork reset kill stats ls inspect; do
     dsec-run $s --help | grep -A1 '^Example:' | grep -q "dsec-run $s" || fail "dsec-run $s --help has no example of its own"
 done

@@ -18,6 +18,16 @@ grep -q '^{"type":"layer",' <<<"$line" || fail "layer record: $line"
 line=$(dsec-run exec --json box1 -- true)
 grep -q '^{"type":"result","id":"box1","v":1,' <<<"$line" || fail "result record: $line"
 
+# ls filters: state, age window, layer (by name, digest, digest prefix), all at once.
+d=$(dsec-layer ls -q base)
+[ "$(dsec-run ls -q --state running --layer base)" = box1 ] || fail "ls --state --layer"
+[ "$(dsec-run ls -q --layer "$d")" = box1 ] || fail "ls --layer DIGEST"
+[ "$(dsec-run ls -q --layer "${d:7:16}" --newer-than 10m)" = box1 ] || fail "ls --layer PREFIX --newer-than"
+[ -z "$(dsec-run ls -q --older-than 1h)" ] || fail "ls --older-than"
+[ -z "$(dsec-run ls -q --state dead)" ] || fail "ls --state dead"
+[ -z "$(dsec-run ls -q --layer nosuchlayer)" ] || fail "ls --layer of another layer"
+expect_exit 2 dsec-run ls --state sleeping > /dev/null 2>&1
+expect_exit 2 dsec-run ls --older-than soon > /dev/null 2>&1
 # A batch that fails on one item: its error record says which.
 out=$(printf '{"type":"sandbox","v":1,"id":"box1"}\n{"type":"sandbox","v":1,"id":"gone1"}\n' |
     dsec-run exec -P 2 --json -- true 2> "$T/err") && fail "exec in a missing sandbox succeeded"

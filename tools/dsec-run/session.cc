@@ -46,6 +46,7 @@ void add_session(CLI::App& app, Context& ctx) {
     };
     auto ex = std::make_shared<ExecArgs>();
     auto* exec = session->add_subcommand("exec", "run a command string in a session's shell; prints a result record");
+    cli::takes_command(exec);
     exec->add_option("SESSION", ex->session, "session id (from session open)")->required();
     exec->add_option("--timeout", ex->timeout, "kill what the command started after this long, e.g. 30s");
     exec->add_option("--no-output-timeout", ex->no_output_timeout, "kill what the command started after this long without output");
