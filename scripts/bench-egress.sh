@@ -28,19 +28,9 @@ nsenter --net=/proc/"$MIRROR_PID"/ns/net sh -c "exec 3<>'$T/sink-hold'
 on_exit "stop_loop $!"
 egress_policy "$T/mirror.json" "$MIRROR/32"
 dsec-run create --layers netbox --id warm > /dev/null && dsec-run destroy warm > /dev/null
-us() { echo $(( $(date +%s%N) / 1000 )); }
-for i in $(seq 1 "$n"); do
-    for b in none egress; do
-        opts=()
-        [ $b = egress ] && opts=(--policy "$T/mirror.json")
-        t0=$(us); dsec-run create --layers netbox --id "$b$i" "${opts[@]}" > /dev/null
-        t1=$(us); dsec-run exec "$b$i" -- true
-        t2=$(us); dsec-run destroy "$b$i" > /dev/null
-        echo "$b $((t1 - t0)) $((t2 - t1))"
-    done
-done > "$T/rounds"
 # shellcheck source=bench-pairs-lib.sh
 . "$src/scripts/bench-pairs-lib.sh"
+policy_rounds netbox "$n" egress "$T/mirror.json" > "$T/rounds"
 report_pairs "$T/rounds" none egress create exec
 
 # Throughput: MiB/s of one connection, median of 5.

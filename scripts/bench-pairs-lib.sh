@@ -1,5 +1,24 @@
 # shellcheck shell=bash
-# Shared by bench-pair.sh and bench-policy.sh: the summary of interleaved rounds.
+# Shared by bench-pair.sh, bench-policy.sh and bench-egress.sh: interleaved rounds and
+# their summary.
+#
+# policy_rounds LAYER N LABEL POLICY: N rounds, each a create, an exec of `true` and a
+# destroy without a policy (label "none") and then with POLICY (label LABEL); prints
+# "LABEL CREATE_US EXEC_US" per sandbox, for report_pairs.
+policy_rounds() {
+    local layer=$1 n=$2 label=$3 policy=$4 i b t0 t1 t2 opts
+    us() { echo $(( $(date +%s%N) / 1000 )); }
+    for i in $(seq 1 "$n"); do
+        for b in none "$label"; do
+            opts=()
+            [ "$b" = none ] || opts=(--policy "$policy")
+            t0=$(us); dsec-run create --layers "$layer" --id "$b$i" "${opts[@]}" > /dev/null
+            t1=$(us); dsec-run exec "$b$i" -- true
+            t2=$(us); dsec-run destroy "$b$i" > /dev/null
+            echo "$b $((t1 - t0)) $((t2 - t1))"
+        done
+    done
+}
 #
 # report_pairs ROUNDS A B WHAT...: ROUNDS has lines "LABEL T1 T2 ..." (microseconds), one
 # per round and label; for each WHAT (the columns in order) prints the median of A, of B,

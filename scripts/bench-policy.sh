@@ -21,17 +21,7 @@ make_busybox_tree "$T/tree"
 mkdir -p "$T/tree/answers" "$T/tree/grader" "$T/tree/root/.cache" "$T/tree/work"
 dsec-layer build "$T/tree" --name base > /dev/null
 dsec-run create --layers base --id warm > /dev/null && dsec-run destroy warm > /dev/null
-us() { echo $(( $(date +%s%N) / 1000 )); }
-for i in $(seq 1 "$n"); do
-    for b in none policy; do
-        opts=()
-        [ $b = policy ] && opts=(--policy "$policy")
-        t0=$(us); dsec-run create --layers base --id "$b$i" "${opts[@]}" > /dev/null
-        t1=$(us); dsec-run exec "$b$i" -- true
-        t2=$(us); dsec-run destroy "$b$i" > /dev/null
-        echo "$b $((t1 - t0)) $((t2 - t1))"
-    done
-done > "$T/rounds"
 # shellcheck source=bench-pairs-lib.sh
 . "$src/scripts/bench-pairs-lib.sh"
+policy_rounds base "$n" policy "$policy" > "$T/rounds"
 report_pairs "$T/rounds" none policy create exec
