@@ -99,6 +99,7 @@ complete -c dsec-run -n "__fish_seen_subcommand_from session; and __fish_seen_su
 complete -c dsec-run -n "__fish_seen_subcommand_from session; and __fish_seen_subcommand_from open" -s e -l env -r -d 'K=V'
 complete -c dsec-run -n "__fish_seen_subcommand_from session; and __fish_seen_subcommand_from open" -s w -l workdir -r -d 'first working directory'
 complete -c dsec-run -n "__fish_seen_subcommand_from session; and __fish_seen_subcommand_from open" -s u -l user -r -d 'USER[:GROUP]'
+complete -c dsec-run -n "__fish_seen_subcommand_from session; and __fish_seen_subcommand_from open" -s t -l pty -d 'commands run on a terminal'
 complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a log -d "a sandbox's command log"
 complete -c dsec-run -n "__fish_seen_subcommand_from log" -s f -l follow -d 'keep printing as records come'
 complete -c dsec-run -n "__fish_seen_subcommand_from destroy" -l keep-log -r -d 'copy the command log to this directory first'

@@ -128,9 +128,10 @@ class Sandbox:
         records = run("dsec-run", [*args, self.id, "--", *argv_of(cmd)], stdin=input, passthrough=True)
         return Result.from_record(one(records, "result"))
 
-    def session(self, shell=None):
-        """Opens a persistent shell (a Session; also a context manager)."""
-        args = ["session", "open", self.id] + (["--shell", shell] if shell else [])
+    def session(self, shell=None, pty=False):
+        """Opens a persistent shell (a Session; also a context manager). With pty, its
+        commands run on a terminal: stdout and stderr come merged in stdout."""
+        args = ["session", "open", self.id] + (["--shell", shell] if shell else []) + (["--pty"] if pty else [])
         return Session(self, one(run("dsec-run", args), "session"))
 
     def cp_in(self, src, dst):

@@ -26,6 +26,9 @@ class SandboxTest(unittest.TestCase):
                 sh.run("cd /tmp && export X=7")
                 self.assertEqual(sh.run("pwd; echo $X").stdout, "/tmp\n7\n")
                 self.assertEqual(sh.run("exit 4").exit_code, 4)
+            with sb.session(pty=True) as term:
+                r = term.run("test -t 0 && test -t 1 && echo tty; echo err >&2")
+                self.assertEqual((r.stdout, r.stderr), ("tty\r\nerr\r\n", ""))
             with tempfile.TemporaryDirectory() as d:
                 with open(os.path.join(d, "in.txt"), "w") as f:
                     f.write("hello")
@@ -34,7 +37,7 @@ class SandboxTest(unittest.TestCase):
                 with open(os.path.join(d, "out.txt")) as f:
                     self.assertEqual(f.read(), "hello")
             kinds = [r["kind"] for r in sb.log()]
-            self.assertEqual(kinds.count("session"), 3)
+            self.assertEqual(kinds.count("session"), 4)
             self.assertIn("cp", kinds)
             self.assertEqual(kinds[0], "exec")
         with self.assertRaises(dsec.DsecError) as caught:

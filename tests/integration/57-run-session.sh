@@ -76,6 +76,18 @@ echo "$r" | jq -e '.timed_out == true and .stdout == "before\n" and .exit_code =
 [ "$(out 'kill -0 $(cat /tmp/bg) && pwd')" = /tmp ] || fail "the session or its job did not survive the timeout"
 r=$(run --no-output-timeout 300ms -- 'echo a; sleep 30' || true)
 echo "$r" | jq -e '.timed_out == true and .stdout == "a\n"' > /dev/null || fail "no-output-timeout: $r"
+# The rest of a timed-out command's list does not run, nor does a builtin waiting in the
+# shell itself (wait for an earlier job, a loop of builtins) hold it: the command ends
+# with 137 and the session goes on.
+r=$(run --timeout 300ms -- 'sleep 30; echo never > /tmp/never' || true)
+echo "$r" | jq -e '.timed_out == true and .exit_code == 137' > /dev/null || fail "list after a timeout: $r"
+sleep 0.3
+[ "$(out 'cat /tmp/never 2>/dev/null || echo absent')" = absent ] || fail "the rest of a timed-out list ran"
+for cmd in 'wait $(cat /tmp/bg); echo never' 'while :; do :; done; echo never'; do
+    r=$(run --timeout 300ms -- "$cmd" || true)
+    echo "$r" | jq -e '.timed_out == true and .exit_code == 137 and .stdout == ""' > /dev/null || fail "builtin in the shell ($cmd): $r"
+    [ "$(out pwd)" = /tmp ] || fail "the session did not survive: $cmd"
+done
 
 # Another session of the same sandbox sees none of this one's state or output.
 s2=$(dsec-run session open se | jq -r .id)
@@ -111,9 +123,9 @@ expect_exit 1 run -- true > /dev/null
 [ "$(run -- true 2>/dev/null | jq -r .code)" = not_running ] || fail "exec after exit"
 dsec-run session ls se | jq -se "map(select(.id == \"$s\"))[0].state == \"exited\"" > /dev/null || fail "ls after exit"
 
-# A loop in the shell itself: killing what it started is not enough, the shell goes.
+# A loop in the shell itself that took the timeout's trap away: the shell goes.
 s3=$(dsec-run session open se | jq -r .id)
-r=$(dsec-run session exec --timeout 300ms "$s3" -- 'while :; do :; done' || true)
+r=$(dsec-run session exec --timeout 300ms "$s3" -- 'trap "" URG; while :; do :; done' || true)
 echo "$r" | jq -e '.timed_out == true and (.note | test("shell"))' > /dev/null || fail "shell loop: $r"
 expect_exit 1 dsec-run session exec "$s3" -- true > /dev/null
 

@@ -12,9 +12,14 @@ TEST_CASE("session: a command is single-quoted whole, quotes included") {
     CHECK(single_quoted("a'b") == "'a'\\''b'");
     CHECK(single_quoted("") == "''");
     std::string s = script("echo 'x' $HOME", "n0nce");
-    CHECK(s.find("command eval 'echo '\\''x'\\'' $HOME\n' </dev/null\n") != std::string::npos);
+    CHECK(s.find("command eval 'echo '\\''x'\\'' $HOME\n' </dev/null;") != std::string::npos);
+    // A timeout's URG returns from the command's function, only inside it.
+    CHECK(s.find("trap '[ \"${_dsec_command-}\" = 1 ] && return 137' URG\n") != std::string::npos);
+    CHECK(s.find("\n_dsec_run\n") != std::string::npos);
     CHECK(s.find("trap 'printf '\\''\\nn0nce %d\\n'\\'' \"$?\" >&9' EXIT\n") == 0);
     CHECK(s.ends_with("printf '\\nn0nce %d\\n' \"$?\" >&9\n"));
+    // On a terminal: stdin is the terminal, and the master the shell holds is not passed on.
+    CHECK(script("tty", "n0nce", true).find("command eval 'tty\n' <&1 8>&-;") != std::string::npos);
 }
 
 TEST_CASE("session: only a whole line with the nonce is a status") {

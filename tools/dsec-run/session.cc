@@ -29,6 +29,7 @@ void add_session(CLI::App& app, Context& ctx) {
     open->add_option("-e,--env", op->options.env, "K=V added to the sandbox's environment (repeatable)")->allow_extra_args(false);
     open->add_option("-w,--workdir", op->options.workdir, "the shell's first working directory");
     open->add_option("-u,--user", op->options.user, "USER[:GROUP] the shell runs as (numbers or names)");
+    open->add_flag("-t,--pty", op->options.pty, "commands run on a terminal inside (stdout and stderr merged)");
     open->callback([&ctx, op] {
         ctx.action = [&ctx, op]() -> Result<int> {
             if (auto r = sandbox::check_env(op->options.env, "--env"); !r) return fail(r.error());

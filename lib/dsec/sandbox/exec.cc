@@ -81,17 +81,24 @@ Result<Prepared> prepare(const json& state, const ExecOptions& o) {
     // Its own session: the whole command tree can be found and killed by session id.
     ::setsid();
     int fds[3] = {io.child_in, io.child_out, io.child_err};
+    int master = -1;
     if (io.pty_sock_child) {
-        int slave = open_pty_inside(io.pty_sock_child.get(), uid_t(p.user.uid), io.size);
-        if (slave < 0) die(3, 126);
-        fds[0] = fds[1] = fds[2] = slave;
+        int slave = open_pty_inside(io.pty_sock_child.get(), uid_t(p.user.uid), io.size,
+                                    io.keep_master ? &master : nullptr);
+        if (slave < 0 || (io.keep_master && master < 0)) die(3, 126);
+        fds[0] = io.child_in >= 0 ? io.child_in : slave;
+        fds[1] = fds[2] = slave;
     }
     for (int i = 0; i < 3; i++)
         if (fds[i] >= 0 && ::dup2(fds[i], i) < 0) die(1, 126);
     if (io.child_fd9 >= 0 && ::dup2(io.child_fd9, 9) < 0) die(1, 126);
-    // No host descriptor may leak into the sandbox (9 only when given on purpose).
-    ::syscall(SYS_close_range, 3U, io.child_fd9 >= 0 ? 8U : ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
-    if (io.child_fd9 >= 0) ::syscall(SYS_close_range, 10U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
+    if (master >= 0 && ::dup2(master, 8) < 0) die(1, 126);
+    // No host descriptor may leak into the sandbox (8 and 9 only when given on purpose).
+    constexpr unsigned kCloexec = 4U;  // CLOSE_RANGE_CLOEXEC
+    ::syscall(SYS_close_range, 3U, 7U, kCloexec);
+    if (master < 0) ::syscall(SYS_close_range, 8U, 8U, kCloexec);
+    if (io.child_fd9 < 0) ::syscall(SYS_close_range, 9U, 9U, kCloexec);
+    ::syscall(SYS_close_range, 10U, ~0U, kCloexec);
     if (::chdir(p.workdir.c_str()) < 0) die(0, 126);
     const char* op = "";
     if (dsec_confine(p.confinement.get(), &op) < 0) die(1, 126);

@@ -310,7 +310,7 @@ Status Io::receive_master() {
     return {};
 }
 
-int open_pty_inside(int sock, uid_t uid, const struct winsize& size) {
+int open_pty_inside(int sock, uid_t uid, const struct winsize& size, int* master_kept) {
     // The sandbox's /dev/ptmx (its devpts, a new instance), not the host's.
     int m = ::open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
     if (m < 0) return -1;
@@ -339,6 +339,7 @@ int open_pty_inside(int sock, uid_t uid, const struct winsize& size) {
     std::memcpy(CMSG_DATA(cm), &m, sizeof m);
     ssize_t sent = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
     int e = errno;
+    if (master_kept) *master_kept = ::fcntl(m, F_DUPFD_CLOEXEC, 10);
     ::close(m);
     if (sent != 1 || ::ioctl(s, TIOCSCTTY, 0) < 0) {
         if (sent != 1) errno = e;

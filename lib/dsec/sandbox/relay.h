@@ -17,6 +17,10 @@ namespace dsec::sandbox {
 struct Io {
     int child_in = -1, child_out = -1, child_err = -1;
     int child_fd9 = -1;  // given to the command as descriptor 9 when set (a session's status channel)
+    // With -t: child_in, when set, is the command's stdin instead of the pty (a session's
+    // shell reads its commands from a FIFO); keep_master leaves the pty's master open in
+    // the command as descriptor 8 (a session's shell holds its own terminal).
+    bool keep_master = false;
     Fd in_r, out_w, err_w;  // the child's: in_r is a pipe's read end or /dev/null
     Fd in_w, out_r, err_r, master;  // ours; in_w and master do not block
     // With -t the pty is the sandbox's own (its devpts), opened by the child once inside
@@ -36,9 +40,10 @@ struct Io {
 
 /// In the exec child, inside the sandbox, with -t: opens a pty on the sandbox's devpts
 /// (so `tty` inside names it), owned by `uid`, sized `size`, sends its master on `sock`,
-/// and makes the slave the controlling terminal and stdio. Only async-signal-safe calls.
-/// Returns -1 with errno set on failure.
-int open_pty_inside(int sock, uid_t uid, const struct winsize& size);
+/// and makes the slave the controlling terminal and stdio. With `master_kept`, a copy of
+/// the master (close-on-exec, above 9) is left there instead of being closed. Only
+/// async-signal-safe calls. Returns -1 with errno set on failure.
+int open_pty_inside(int sock, uid_t uid, const struct winsize& size, int* master_kept = nullptr);
 
 /// Copies output until the child has exited and its streams ended (or a short grace
 /// after exit: background processes may hold them open), relays our stdin into the

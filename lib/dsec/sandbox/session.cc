@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <map>
 
 #include "dsec/mount/usage.h"
 #include "dsec/sandbox/limits.h"
@@ -55,7 +56,15 @@ void kill_session_but(const cgroup::Cgroup& cg, int shell_pid, const std::set<in
 }  // namespace session_files
 
 namespace {
-constexpr const char* kFifos[] = {"in", "out", "err", "status"};
+// The FIFOs a session's shell is given: stdin, stdout, stderr, descriptor 9; with a pty
+// its stdout and stderr are the terminal instead.
+std::vector<std::string> fifo_names(bool pty) {
+    if (pty) return {"in", "status"};
+    return {"in", "out", "err", "status"};
+}
+
+// A terminal's first size: nothing inside may take a 0x0 terminal for none.
+constexpr struct winsize kSessionTerminal = {24, 80, 0, 0};
 
 // Removes a half-made session's directory unless kept.
 class RemoveUnlessKept {
@@ -101,30 +110,41 @@ Result<json> open_session(const Paths& paths, const std::string& id, const Sessi
     RemoveUnlessKept remove_on_error(dir);
     // Opened read-write: the shell's stdin never sees EOF and its output always has a
     // reader, whoever else has the FIFO open (session.h).
-    Fd fds[4];
-    for (int i = 0; i < 4; i++) {
-        std::string path = dir + "/" + kFifos[i];
+    std::map<std::string, Fd> fifos;
+    for (auto& name : fifo_names(so.pty)) {
+        std::string path = dir + "/" + name;
         if (::mkfifo(path.c_str(), 0600) < 0) return fail(sys_error("mkfifo", path));
-        fds[i].reset(::open(path.c_str(), O_RDWR | O_CLOEXEC));
-        if (!fds[i]) return fail(sys_error("open", path));
+        fifos[name].reset(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+        if (!fifos[name]) return fail(sys_error("open", path));
     }
-    Io io;
-    io.child_in = fds[0].get();
-    io.child_out = fds[1].get();
-    io.child_err = fds[2].get();
-    io.child_fd9 = fds[3].get();
     ExecOptions o;
     o.argv = {so.shell};
     o.env = so.env;
     o.workdir = so.workdir;
     o.user = so.user;
+    o.tty = so.pty;
+    auto made = Io::make(o);
+    if (!made) return fail(made.error());
+    Io& io = *made;
+    io.child_in = fifos["in"].get();
+    io.child_fd9 = fifos["status"].get();
+    if (so.pty) {
+        io.keep_master = true;
+        io.size = kSessionTerminal;
+    } else {
+        io.child_out = fifos["out"].get();
+        io.child_err = fifos["err"].get();
+    }
     auto started = start(paths, id, o, io);
     if (!started) return fail(started.error());
     if (auto note = started->failure_note(so.shell); !note.empty())
         return fail(make_error("exec", "cannot start the session's shell: " + note, so.shell));
+    // The shell holds the master itself (descriptor 8); ours is not needed.
+    if (so.pty)
+        if (auto r = io.receive_master(); !r) return fail(r.error());
     int pid = started->child.pid;
     json record = {{"type", "session"}, {"v", 1},          {"id", ref.id()},       {"sandbox", id},
-                   {"shell", so.shell}, {"pid", pid},       {"pid_start", mount::process_start(pid)},
+                   {"shell", so.shell}, {"pty", so.pty},   {"pid", pid},       {"pid_start", mount::process_start(pid)},
                    {"user", started->user}, {"created", now_rfc3339()}};
     if (auto r = fs::atomic_write(dir + "/session.json", record.dump() + "\n", 0600); !r) {
         ::syscall(SYS_pidfd_send_signal, started->child.pidfd.get(), SIGKILL, nullptr, 0);

@@ -19,6 +19,13 @@
 // Output is never parsed: stdout and stderr are the command's raw bytes, and the end of
 // a command is the nonce on the separate status channel, so output without a newline or
 // output that mimics the protocol cannot end a command early.
+//
+// With a terminal (--pty) the shell still reads its commands from `in` and reports on
+// descriptor 9, but its stdout and stderr are a pty of the sandbox's own devpts (its
+// controlling terminal), which each command also gets as stdin. The shell holds the
+// pty's master as descriptor 8 (closed for the commands it runs) and so keeps the
+// terminal alive between calls; each `session exec` takes a copy of that master with
+// pidfd_getfd(2) and reads the command's output from it (`out` and `err` do not exist).
 #pragma once
 
 #include <string>
@@ -36,6 +43,7 @@ struct SessionOptions {
     std::vector<std::string> env;   // K=V on top of the sandbox's
     std::string workdir;            // empty: the sandbox's
     std::string user;               // empty: the sandbox's
+    bool pty = false;               // commands run on a terminal (stdout and stderr merged)
 };
 
 /// A session id ("<sandbox>@<8 hex digits>") taken apart.
@@ -47,7 +55,7 @@ struct SessionRef {
 };
 
 /// Starts a shell in running sandbox `id` and returns its record
-/// {"type":"session","v":1,"id","sandbox","shell","pid","state":"open","created"}.
+/// {"type":"session","v":1,"id","sandbox","shell","pty","pid","state":"open","created"}.
 /// Errors: those of exec's start; exec (the shell could not be started) with its reason.
 Result<json> open_session(const Paths& paths, const std::string& id, const SessionOptions& options);
 

@@ -2,6 +2,7 @@
 // output until the command's nonce arrives on the status channel, timeouts.
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -32,12 +33,27 @@ constexpr size_t kStatusKept = 4096;
 // Most reads of 64 KiB one emptying of a FIFO makes.
 constexpr int kMaxReads = 16;
 
-// The command's stdin and its three outputs, opened from the host side.
+// The command's stdin and its outputs, opened from the host side. With a pty, `out` is
+// the terminal's master and there is no `err` (the terminal carries both streams).
 struct Ends {
     Fd in, out, err, status;
 };
 
-Result<Ends> open_ends(const std::string& dir) {
+// A copy of the master of a pty session's terminal, taken from its shell (descriptor 8).
+// A command may have closed or replaced that descriptor: whatever is there must be a
+// pty master (any master reachable inside is on the sandbox's own devpts).
+Result<Fd> shell_terminal(int shell_pidfd, const SessionRef& ref) {
+    Fd master(int(::syscall(SYS_pidfd_getfd, shell_pidfd, 8, 0)));
+    unsigned number = 0;
+    if (!master || ::ioctl(master.get(), TIOCGPTN, &number) < 0)
+        return fail(make_error("io", "session \"" + ref.id() + "\" has lost its terminal (closed or replaced inside); close it",
+                               ref.id()));
+    // Shared with the shell's copy, which it never reads or writes itself.
+    if (::fcntl(master.get(), F_SETFL, O_NONBLOCK) < 0) return fail(sys_error("fcntl", "O_NONBLOCK"));
+    return master;
+}
+
+Result<Ends> open_ends(const std::string& dir, const SessionRef& ref, bool pty, int shell_pidfd) {
     Ends e;
     auto open = [&](Fd& fd, const char* name, int mode) -> Status {
         std::string path = dir + "/" + name;
@@ -45,9 +61,16 @@ Result<Ends> open_ends(const std::string& dir) {
         if (!fd) return fail(sys_error("open", path));
         return {};
     };
-    for (auto [fd, name, mode] : {std::tuple{&e.in, "in", O_WRONLY}, std::tuple{&e.out, "out", O_RDONLY},
-                                  std::tuple{&e.err, "err", O_RDONLY}, std::tuple{&e.status, "status", O_RDONLY}})
+    for (auto [fd, name, mode] : {std::tuple{&e.in, "in", O_WRONLY}, std::tuple{&e.status, "status", O_RDONLY}})
         if (auto r = open(*fd, name, mode); !r) return fail(r.error());
+    if (pty) {
+        auto master = shell_terminal(shell_pidfd, ref);
+        if (!master) return fail(master.error());
+        e.out = std::move(*master);
+        return e;
+    }
+    for (auto [fd, name] : {std::pair{&e.out, "out"}, std::pair{&e.err, "err"}})
+        if (auto r = open(*fd, name, O_RDONLY); !r) return fail(r.error());
     return e;
 }
 
@@ -132,9 +155,11 @@ Result<ExecResult> session_exec(const Paths& paths, const SessionRef& ref, const
     if (!in_use) return fail(in_use.error());
     auto cg = cgroup_of(paths, ref.sandbox);
     if (!cg) return fail(cg.error());
-    auto ends = open_ends(dir);
+    bool pty = record->value("pty", false);
+    auto ends = open_ends(dir, ref, pty, pidfd.get());
     if (!ends) return fail(ends.error());
-    for (int fd : {ends->out.get(), ends->err.get(), ends->status.get()}) drain(fd);
+    for (int fd : {ends->out.get(), ends->err.get(), ends->status.get()})
+        if (fd >= 0) drain(fd);
     // Background jobs of earlier commands survive this one's timeout.
     auto before = session_files::session_pids(*cg, shell);
     // Where the command starts, for the log: the shell's directory inside the sandbox.
@@ -142,7 +167,7 @@ Result<ExecResult> session_exec(const Paths& paths, const SessionRef& ref, const
     ssize_t cwd_len = ::readlink(("/proc/" + std::to_string(shell) + "/cwd").c_str(), cwd.data(), cwd.size());
     cwd.resize(size_t(std::max<ssize_t>(cwd_len, 0)));
     std::string nonce = random_id() + random_id();
-    std::string pending = script(command, nonce);
+    std::string pending = script(command, nonce, pty);
     size_t sent = 0;
 
     ExecResult r;
@@ -155,6 +180,10 @@ Result<ExecResult> session_exec(const Paths& paths, const SessionRef& ref, const
     auto kill_command = [&](const std::string& why) {
         if (killed_at) return;
         r.note = why;
+        // First the shell's URG, whose trap returns from the command (session_protocol): a
+        // shell waiting for a process runs it as soon as that process dies, before the
+        // next command of the list; one waiting in a builtin or looping, at once.
+        ::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGURG, nullptr, 0);
         session_files::kill_session_but(*cg, shell, before);
         killed_at = Clock::now();
     };
@@ -175,10 +204,12 @@ Result<ExecResult> session_exec(const Paths& paths, const SessionRef& ref, const
         int n = ::poll(pfds, 5, ms_until(wake, now));
         if (n < 0 && errno != EINTR) return fail(sys_error("poll"));
         if (interrupted()) kill_command("interrupted");
-        if (n > 0 && pfds[1].revents && pump(ends->out.get(), out, o.output_limit))
-            last_output = Clock::now();
-        if (n > 0 && pfds[2].revents && pump(ends->err.get(), err, o.output_limit))
-            last_output = Clock::now();
+        for (auto [pfd, fd, capture] : {std::tuple{&pfds[1], &ends->out, &out}, std::tuple{&pfds[2], &ends->err, &err}}) {
+            if (n <= 0 || !pfd->revents) continue;
+            if (pump(fd->get(), *capture, o.output_limit)) last_output = Clock::now();
+            // A terminal whose every slave was closed inside: nothing more comes.
+            else if (pfd->revents & (POLLHUP | POLLERR)) fd->reset();
+        }
         if (n > 0 && pfds[3].revents && !code) code = read_status(ends->status.get(), status, nonce);
         if (n > 0 && pfds[4].revents) {
             ssize_t w = ::write(ends->in.get(), pending.data() + sent, pending.size() - sent);
@@ -208,14 +239,17 @@ Result<ExecResult> session_exec(const Paths& paths, const SessionRef& ref, const
         }
     }
     // What the command wrote before its status is in the FIFOs already.
-    pump(ends->out.get(), out, o.output_limit, true);
-    pump(ends->err.get(), err, o.output_limit, true);
+    // (A pty's master, read without blocking, first passes on what is still on its way.)
+    for (auto [fd, capture] : {std::pair{&ends->out, &out}, std::pair{&ends->err, &err}})
+        if (*fd) pump(fd->get(), *capture, o.output_limit, true);
     r.out_sha256 = out.hash.hex();
     r.err_sha256 = err.hash.hex();
     r.in_bytes = command.size();
     if (!code) code = read_status(ends->status.get(), status, nonce);
-    r.exit_code = code ? *code : 128 + SIGKILL;
-    if (!code || (killed_at && *code == 128 + SIGKILL)) r.signal = SIGKILL;
+    // A killed command is 137 whatever its shell reports: a shell that leaves a loop on
+    // the trap's `return` may report the loop's last status instead.
+    r.exit_code = code && !killed_at ? *code : 128 + SIGKILL;
+    if (!code || killed_at) r.signal = SIGKILL;
     if (shell_exited && r.note.empty()) r.note = "the session's shell exited (the session has ended)";
     r.duration_ms = uint64_t(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
     json entry = log_record(ref.sandbox, "session");
