@@ -9,7 +9,8 @@ run="busybox-static jq zstd xz-utils bzip2 gzip attr tar util-linux iproute2 nft
 bench="bubblewrap runc gnuplot-nox bpftool clang"
 # The sanitizer build and the fuzz targets (scripts/build.sh --sanitize): clang's runtimes.
 sanitize="clang libclang-rt-14-dev"
-test="debootstrap python3 python3-yaml"
+# groff-base: test 01 formats every man page and fails on troff warnings.
+test="debootstrap python3 python3-yaml groff-base"
 # The cluster tests' distributed filesystem and workload manager (their daemons are
 # started by the tests themselves, in private namespaces).
 cluster="glusterfs-server glusterfs-client slurm-wlm munge"

@@ -64,6 +64,12 @@ for bin in "$DSEC_BIN"/dsec-*; do
         done
     done
 done
+# Every page formats without a troff warning (lines too long to break or adjust, bad
+# requests), as man --warnings would show them.
+for man in "$DSEC_SRC"/man/*.1; do
+    warnings=$(groff -man -Tutf8 -ww -rLL=78n -z "$man" 2>&1)
+    [ -z "$warnings" ] || complain "$(basename "$man"): troff warnings: $warnings"
+done
 [ "$checked" -gt 5 ] || fail "checked only $checked options: is the help parser broken?"
 [ "$problems" = 0 ] || fail "$problems documentation gaps"
 echo "checked $checked options"
