@@ -25,4 +25,14 @@ out=$(on_tty dsec-run inspect nosuch) && fail "inspect of an unknown id succeede
 [ "$out" = 'dsec-run: nosuch: no sandbox "nosuch" (unknown or destroyed)' ] || fail "error on a terminal: $out"
 out=$(dsec-run inspect nosuch 2> /dev/null) && fail "inspect of an unknown id succeeded"
 [ "$(jq -r .code <<<"$out")" = not_found ] || fail "piped error record: $out"
+
+# Progress, on a terminal only: an import from a pipe shows bytes and rate (its size is
+# not known), then the phase that builds and hashes the image.
+head -c 3M /dev/urandom > "$T/blob"
+tar -C "$T" -cf "$T/big.tar" blob
+out=$(on_tty "cat $T/big.tar | dsec-layer import - --name piped > /dev/null")
+grep -qE 'importing [0-9.]+[KM]?B \([0-9.]+[KMG]?B/s\)' <<<"$out" || fail "no bytes and rate for a piped import: $out"
+grep -q 'importing: building and hashing the image' <<<"$out" || fail "no phase line: $out"
+err=$(cat "$T/big.tar" | dsec-layer import - --name piped2 2>&1 > /dev/null)
+[ -z "$err" ] || fail "progress drawn on a pipe: $err"
 echo ok

@@ -72,12 +72,11 @@ void add_tar_import(CLI::App& app, Context& ctx) {
             struct stat st;
             uint64_t total = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? uint64_t(st.st_size) : 0;
             cli::Progress bar("importing", total);
-            layer::Input in{fd, opts->file, nullptr, [&](uint64_t n) {
-                                if (total) bar.set(n);
-                            }};
+            layer::Input in{fd, opts->file, nullptr, [&](uint64_t n) { bar.set(n); }};
             // Extract, build the image, publish.
             auto store = ctx.store();
-            auto got = layer::import_tar(store, in, {*b, opts->oci, limits(*opts)});
+            layer::TarImport how{*b, opts->oci, limits(*opts), [&](const std::string& what) { bar.phase(what); }};
+            auto got = layer::import_tar(store, in, how);
             if (!got) return fail(std::move(got.error()).context("importing " + opts->file));
             if (auto r = jsonl::emit(got->record(store)); !r) return fail(r.error());
             return 0;

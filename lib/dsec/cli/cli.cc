@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "dsec/cli/help.h"
+#include "dsec/cli/table.h"
 #include "dsec/json/jsonl.h"
 
 namespace dsec::cli {
@@ -130,7 +131,10 @@ int main(CLI::App& app, int argc, char** argv, const std::function<Result<int>()
 }
 
 Progress::Progress(std::string label, uint64_t total)
-    : label_(std::move(label)), total_(total), enabled_(::isatty(STDERR_FILENO) == 1) {}
+    : label_(std::move(label)),
+      total_(total),
+      started_(std::chrono::steady_clock::now()),
+      enabled_(::isatty(STDERR_FILENO) == 1) {}
 
 Progress::~Progress() {
     if (enabled_ && last_permille_ >= 0) std::cerr << "\r\033[K" << std::flush;
@@ -141,7 +145,25 @@ void Progress::set(uint64_t done) {
     if (enabled_) draw();
 }
 
+void Progress::phase(const std::string& what) {
+    if (!enabled_) return;
+    std::cerr << "\r\033[K" << label_ << ": " << what << "..." << std::flush;
+    last_permille_ = 0;  // the destructor clears the line
+}
+
 void Progress::draw() {
+    if (!total_) {
+        // Bytes and rate, redrawn at most every 200 ms.
+        auto now = std::chrono::steady_clock::now();
+        if (last_permille_ >= 0 && now - drawn_ < std::chrono::milliseconds(200)) return;
+        drawn_ = now;
+        last_permille_ = 0;
+        double seconds = std::chrono::duration<double>(now - started_).count();
+        uint64_t rate = seconds > 0 ? uint64_t(double(done_) / seconds) : 0;
+        std::cerr << "\r\033[K" << label_ << " " << human_bytes(done_) << "B (" << human_bytes(rate) << "B/s)"
+                  << std::flush;
+        return;
+    }
     int permille = total_ ? int(std::min<uint64_t>(done_, total_) * 1000 / total_) : 0;
     if (permille == last_permille_) return;
     last_permille_ = permille;

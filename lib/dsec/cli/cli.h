@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <functional>
+#include <chrono>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -46,13 +47,16 @@ void report(const Error& e);
 /// reported on stderr only, so that it never lands in the middle of the stream.
 void stdout_carries_data();
 
-/// A progress bar on stderr, drawn only when stderr is a tty.
+/// A progress bar on stderr, drawn only when stderr is a tty. With a total of 0 (a pipe:
+/// the size is not known) it shows bytes done and the rate instead, a few times a second.
 class Progress {
 public:
     Progress(std::string label, uint64_t total);
     ~Progress();
     void set(uint64_t done);
     void add(uint64_t n) { set(done_ + n); }
+    /// Replaces the bar by a line naming the work now under way ("building the image").
+    void phase(const std::string& what);
 
 private:
     void draw();
@@ -60,6 +64,7 @@ private:
     uint64_t total_;
     uint64_t done_ = 0;
     int last_permille_ = -1;
+    std::chrono::steady_clock::time_point started_, drawn_;
     bool enabled_;
 };
 

@@ -71,6 +71,7 @@ Result<Imported> import_tar(const Store& store, Input& in, const TarImport& opts
     Imported out;
     ExtractOptions x{opts.oci, false, opts.limits};
     if (auto r = extract(in, *tree, x, out.stats); !r) return fail(r.error());
+    if (opts.phase) opts.phase("building and hashing the image");
     auto layer = finish(store, *stage, opts.build);
     if (!layer) return fail(layer.error());
     out.layer = std::move(*layer);

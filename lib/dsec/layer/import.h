@@ -25,6 +25,7 @@ struct TarImport {
     BuildOptions build;  // name, labels, compression, source
     bool oci = false;    // OCI layer whiteouts
     ExtractLimits limits;
+    std::function<void(const std::string& phase)> phase;  // told when extraction is done
 };
 
 /// Imports the tar archive on `in` as one layer. Errors: as extract(), plus make_image's.
