@@ -24,6 +24,15 @@ dsec-run session exec --help | grep -qE '^Usage: .*session exec .* -- CMD \[ARG\
 for s in create exec run cp destroy snapshot fork reset kill stats ls inspect; do
     dsec-run $s --help | grep -A1 '^Example:' | grep -q "dsec-run $s" || fail "dsec-run $s --help has no example of its own"
 done
+for s in build export import import-image tag rm verify gc publish ls inspect; do
+    dsec-layer $s --help | grep -A2 '^Example:' | grep -q "dsec-layer $s" || fail "dsec-layer $s --help has no example of its own"
+done
+for s in ls release umount; do
+    dsec-mount $s --help | grep -A2 '^Example:' | grep -q "dsec-mount $s" || fail "dsec-mount $s --help has no example of its own"
+done
+for s in gc idle resume ksm status swap ttl; do
+    dsec-reclaim $s --help | grep -A2 '^Example:' | grep -q "dsec-reclaim $s" || fail "dsec-reclaim $s --help has no example of its own"
+done
 dsec-run create --help | grep -qE '^  --class CLASS +CPU class: .*\(default latency\)$' || fail "default in words: $(dsec-run create --help | grep -- --class)"
 
 # A mistyped subcommand: named, exit 2, hint at the tool's help.

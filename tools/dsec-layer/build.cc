@@ -13,6 +13,7 @@ void add_build(CLI::App& app, Context& ctx) {
     };
     auto opts = std::make_shared<Opts>();
     auto* cmd = app.add_subcommand("build", "build a layer from a directory tree");
+    cmd->footer(cli::example("  dsec-layer build ./rootfs --name base --label os=busybox\n  dsec-layer build ./work --name task-4711 --compress lz4hc"));
     cmd->add_option("DIR", opts->dir, "directory to build from")->required()->check(CLI::ExistingDirectory);
     cmd->add_option("--name", opts->name, "name the layer")->required();
     cmd->add_option("--label", opts->labels, "add a label key=value (repeatable)");

@@ -16,6 +16,7 @@ void add_export(CLI::App& app, Context& ctx) {
     };
     auto opts = std::make_shared<Opts>();
     auto* cmd = app.add_subcommand("export", "write a layer's tree as a zstd-compressed tar stream");
+    cmd->footer(cli::example("  dsec-layer export task-env -o task-env.tar.zst\n  dsec-layer export base | ssh node2 dsec-layer import - --name base   # same digest there"));
     cmd->add_option("REF", opts->ref, "layer name or digest prefix")->required();
     cmd->add_option("-o,--output", opts->output, "write to FILE (atomically) instead of standard output");
     cmd->add_option("--level", opts->level, "zstd compression level, 1 to 22")->capture_default_str();

@@ -53,6 +53,7 @@ void add_tar_import(CLI::App& app, Context& ctx) {
     };
     auto opts = std::make_shared<Opts>();
     auto* cmd = app.add_subcommand("import", "import a tar archive (plain, gzip, xz, zstd, bzip2) as a layer");
+    cmd->footer(cli::example("  dsec-layer import python.tar.gz --name python3.12\n  zcat rootfs.tar.gz | dsec-layer import - --name base --max-size 4G"));
     cmd->add_option("FILE", opts->file, "archive to import, or - for standard input")->required();
     add_common(cmd, *opts, "name the layer (unnamed layers are removed by gc)");
     cmd->add_flag("--oci-layer", opts->oci, "OCI layer: .wh.NAME files are whiteouts, .wh..wh..opq opaque dirs");
@@ -91,6 +92,7 @@ void add_image_import(CLI::App& app, Context& ctx) {
     };
     auto opts = std::make_shared<Opts>();
     auto* cmd = app.add_subcommand("import-image", "import an OCI image layout or a docker save archive, one layer per image layer");
+    cmd->footer(cli::example("  skopeo copy docker://python:3.12 oci:py:3.12 && dsec-layer import-image py --name py\n  docker save python:3.12 > py.tar; dsec-layer import-image py.tar --name py --squash"));
     cmd->add_option("PATH", opts->path, "OCI layout directory, docker save archive, or either unpacked")->required();
     add_common(cmd, *opts, "name the top layer (lower ones get NAME.1, NAME.2, ... from the base up)");
     cmd->add_flag("--squash", opts->squash, "make a single layer of the whole image");

@@ -15,6 +15,7 @@ using nlohmann::json;
 static void add_tag(CLI::App& app, Context& ctx) {
     auto args = std::make_shared<std::pair<std::string, std::string>>();
     auto* cmd = app.add_subcommand("tag", "give a layer another name (or move a name to it)");
+    cmd->footer(cli::example("  dsec-layer tag python3.12 python   # python now names the same layer"));
     cmd->add_option("REF", args->first, "layer name or digest prefix")->required();
     cmd->add_option("NAME", args->second, "new name")->required();
     cmd->callback([&ctx, args] {
@@ -38,6 +39,7 @@ static void add_rm(CLI::App& app, Context& ctx) {
     auto opts = std::make_shared<Opts>();
     auto* cmd = app.add_subcommand(
         "rm", "remove a name (the layer goes with its last name), or a layer by digest; refused while a live sandbox uses it");
+    cmd->footer(cli::example("  dsec-layer rm python          # only the name; the layer goes with its last one\n  dsec-layer rm --all-names python3.12"));
     cmd->add_option("REF", opts->refs, "layer name or digest prefix")->required();
     auto* only = cmd->add_flag("--name-only", opts->name_only,
                                "remove only the name, even the last one (gc removes the layer later if unnamed)");
@@ -82,6 +84,7 @@ static void add_rm(CLI::App& app, Context& ctx) {
 static void add_verify(CLI::App& app, Context& ctx) {
     auto refs = std::make_shared<std::vector<std::string>>();
     auto* cmd = app.add_subcommand("verify", "recompute digests and check that images read; one verify record each");
+    cmd->footer(cli::example("  dsec-layer verify | jq -c \'select(.ok | not)\'"));
     cmd->add_option("REF", *refs, "layer name or digest prefix; none checks every layer");
     cmd->callback([&ctx, refs] {
         ctx.action = [&ctx, refs]() -> Result<int> {
@@ -119,6 +122,7 @@ static void add_verify(CLI::App& app, Context& ctx) {
 static void add_gc(CLI::App& app, Context& ctx) {
     auto dry_run = std::make_shared<bool>(false);
     auto* cmd = app.add_subcommand("gc", "remove unnamed layers, dangling names and leftovers of interrupted builds");
+    cmd->footer(cli::example("  dsec-layer gc --dry-run; dsec-layer gc"));
     cmd->add_flag("-n,--dry-run", *dry_run, "only report what would be removed");
     cmd->callback([&ctx, dry_run] {
         ctx.action = [&ctx, dry_run]() -> Result<int> {

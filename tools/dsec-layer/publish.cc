@@ -12,6 +12,7 @@ void add_publish(CLI::App& app, Context& ctx) {
     };
     auto opts = std::make_shared<Opts>();
     auto* cmd = app.add_subcommand("publish", "copy layers into another store (a shared one), atomically for its readers");
+    cmd->footer(cli::example("  dsec-layer publish task-env --to /mnt/shared/layers"));
     cmd->add_option("REF", opts->refs, "layer name or digest prefix in this node's store")->required();
     cmd->add_option("--to", opts->to, "the store to publish into (a directory on the shared filesystem)")->required();
     cmd->add_option("--name", opts->name, "the name to give it there (default: REF when it is a name, else the build's name)");

@@ -60,6 +60,7 @@ void add_query(CLI::App& app, Context& ctx) {
     auto refs = std::make_shared<std::vector<std::string>>();
     auto flags = std::make_shared<cli::ListFlags>();
     auto* ls = app.add_subcommand("ls", "list layers as records, in the order asked (base first for dsec-mount)");
+    ls->footer(cli::example("  dsec-layer ls; dsec-layer ls -q base\n  dsec-layer ls base python3.12 | dsec-mount | dsec-run create"));
     ls->add_option("REF", *refs, "layer name, digest prefix, or label=KEY=VALUE; none lists all");
     cli::add_list_flags(*ls, *flags);
     ls->callback([&ctx, refs, flags] {
@@ -87,6 +88,7 @@ void add_query(CLI::App& app, Context& ctx) {
 
     auto inspect_refs = std::make_shared<std::vector<std::string>>();
     auto* inspect = app.add_subcommand("inspect", "show a layer's full metadata, with its names and the image's path");
+    inspect->footer(cli::example("  dsec-layer inspect base | jq .size"));
     inspect->add_option("REF", *inspect_refs, "layer name or digest prefix")->required();
     inspect->callback([&ctx, inspect_refs] {
         ctx.action = [&ctx, inspect_refs]() -> Result<int> {

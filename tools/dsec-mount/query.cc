@@ -40,6 +40,7 @@ Result<mount::MountedLayer> pick(const layer::Store& store, const std::vector<mo
 
 void add_query(CLI::App& app, Context& ctx) {
     auto* ls = app.add_subcommand("ls", "list the layers mounted on this host, with how many live sandboxes use each");
+    ls->footer(cli::example("  dsec-mount ls | jq -c \'select(.users == 0)\'"));
     ls->callback([&ctx] {
         ctx.action = [&ctx]() -> Result<int> {
             auto mounted = mount::mounted_layers(ctx.paths);
@@ -55,6 +56,7 @@ void add_query(CLI::App& app, Context& ctx) {
 
     auto refs = std::make_shared<std::vector<std::string>>();
     auto* release = app.add_subcommand("release", "unmount layers no live sandbox uses (all unused ones by default)");
+    release->footer(cli::example("  dsec-mount release                 # every layer mount no live sandbox uses"));
     release->add_option("DIGEST", *refs, "layer digest (prefix) or name; refused while a sandbox uses it");
     release->callback([&ctx, refs] {
         ctx.action = [&ctx, refs]() -> Result<int> {

@@ -8,6 +8,7 @@ namespace dsec::mount_tool {
 void add_umount(CLI::App& app, Context& ctx) {
     auto dir = std::make_shared<std::string>();
     auto* cmd = app.add_subcommand("umount", "unmount an overlay that --at assembled (nothing else)");
+    cmd->footer(cli::example("  dsec-layer ls base | dsec-mount --at /mnt/look --read-only; dsec-mount umount /mnt/look"));
     cmd->add_option("DIR", *dir, "where --at assembled it")->required();
     cmd->callback([&ctx, dir] {
         ctx.action = [&ctx, dir]() -> Result<int> {

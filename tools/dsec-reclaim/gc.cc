@@ -12,6 +12,7 @@ void add_gc(CLI::App& app, Context& ctx) {
     auto o = std::make_shared<Opts>();
     auto* cmd = app.add_subcommand("gc", "remove what killed or crashed runs left: dead sandboxes, cgroups, uppers, "
                                          "id ranges, unused layer mounts, build temp files");
+    cmd->footer(cli::example("  dsec-reclaim gc --dry-run | jq -r .kind | sort | uniq -c\n  dsec-reclaim gc --grace 5m         # from cron"));
     cmd->add_flag("--dry-run", o->dry_run, "list what would be removed, remove nothing");
     cmd->add_option("--grace", o->grace,
                     "leave uppers and state directories younger than this alone: a create may be on its way to them")

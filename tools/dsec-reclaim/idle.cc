@@ -13,6 +13,7 @@ void add_idle(CLI::App& app, Context& ctx) {
     auto o = std::make_shared<Opts>();
     auto* idle = app.add_subcommand("idle", "freeze sandboxes idle for --after (no exec, CPU flat) and push their "
                                             "memory out; report bytes reclaimed");
+    idle->footer(cli::example("  dsec-reclaim idle --after 5m | jq .reclaimed"));
     idle->add_option("--after", o->after, "no exec or cp for this long")->type_name("DURATION")->capture_default_str();
     idle->add_option("--sample", o->sample, "measure CPU use over this long (flat: under 1% of a CPU)")
         ->type_name("DURATION")
@@ -36,6 +37,7 @@ void add_idle(CLI::App& app, Context& ctx) {
 
     auto ids = std::make_shared<std::vector<std::string>>();
     auto* resume = app.add_subcommand("resume", "thaw paused sandboxes (an exec or cp does it by itself)");
+    resume->footer(cli::example("  dsec-reclaim resume box1"));
     resume->add_option("ID", *ids, "sandbox ids")->required();
     resume->callback([&ctx, ids] {
         ctx.action = [&ctx, ids]() -> Result<int> {

@@ -8,6 +8,7 @@ void add_ksm(CLI::App& app, Context& ctx) {
     auto what = std::make_shared<std::string>("status");
     auto* cmd = app.add_subcommand("ksm", "merge identical pages of sandboxes (on), stop merging (off), or show "
                                           "pages shared and memory saved (status)");
+    cmd->footer(cli::example("  dsec-reclaim ksm on; dsec-reclaim ksm status | jq .saved"));
     cmd->add_option("ACTION", *what, "on, off or status")->check(CLI::IsMember({"on", "off", "status"}))
         ->capture_default_str();
     cmd->callback([&ctx, what] {

@@ -9,6 +9,7 @@ namespace dsec::reclaim_tool {
 void add_status(CLI::App& app, Context& ctx) {
     auto* cmd = app.add_subcommand("status", "per sandbox: state, idle time, resident, swapped and page-cache "
                                              "memory; then host totals and memory pressure (PSI)");
+    cmd->footer(cli::example("  dsec-reclaim status | jq -c \'select(.type == \"host\")\'"));
     cmd->callback([&ctx] {
         ctx.action = [&ctx]() -> Result<int> {
             // Sandboxes first, each as the kernel sees it now; the host record last.

@@ -13,6 +13,7 @@ void add_swap(CLI::App& app, Context& ctx) {
     auto o = std::make_shared<Opts>();
     auto* cmd = app.add_subcommand("swap", "set up compressed swap in memory (zram) for pushed-out pages, or remove "
                                            "it; without options, show it");
+    cmd->footer(cli::example("  dsec-reclaim swap --zram 8G; dsec-reclaim swap --off"));
     auto* zram = cmd->add_option("--zram", o->zram, "make /dev/zram0 a swap device of this size, e.g. 4G")
                      ->type_name("SIZE");
     cmd->add_flag("--off", o->off, "swapoff and reset /dev/zram0")->excludes(zram);

@@ -7,6 +7,7 @@ namespace dsec::reclaim_tool {
 void add_ttl(CLI::App& app, Context& ctx) {
     auto dry_run = std::make_shared<bool>(false);
     auto* cmd = app.add_subcommand("ttl", "destroy sandboxes past their --ttl, or idle (no exec) past their --idle-ttl");
+    cmd->footer(cli::example("  dsec-reclaim ttl --dry-run; dsec-reclaim ttl   # from cron, every minute"));
     cmd->add_flag("--dry-run", *dry_run, "list what would be destroyed, destroy nothing");
     cmd->callback([&ctx, dry_run] {
         ctx.action = [&ctx, dry_run]() -> Result<int> {
