@@ -59,6 +59,9 @@ TEST_CASE("sandbox: users, ids, env") {
     CHECK_FALSE(check_id(std::string(65, 'a')));
     CHECK(check_id(random_id()));
     CHECK(random_id() != random_id());
+    // One generator: hex of the bytes asked for.
+    CHECK(dsec::random_hex(12).size() == 24);
+    CHECK(dsec::random_hex(12).find_first_not_of("0123456789abcdef") == std::string::npos);
     CHECK(check_env({"A=1", "B="}, "--env"));
     CHECK_FALSE(check_env({"A"}, "--env"));
     CHECK_FALSE(check_env({"=1"}, "--env"));

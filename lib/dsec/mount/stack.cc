@@ -1,6 +1,5 @@
 #include "dsec/mount/stack.h"
 
-#include <sys/random.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -10,34 +9,6 @@
 #include "dsec/sys/fs.h"
 
 namespace dsec::mount {
-
-std::string new_id() {
-    unsigned char bytes[8];
-    size_t got = 0;
-    while (got < sizeof bytes) {
-        ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
-        if (n > 0) got += size_t(n);
-    }
-    static const char* kHex = "0123456789abcdef";
-    std::string id;
-    for (unsigned char b : bytes) {
-        id += kHex[b >> 4];
-        id += kHex[b & 15];
-    }
-    return id;
-}
-
-Status check_id(const std::string& id) {
-    auto bad = [&](const std::string& why) {
-        return fail(make_error("bad_input", "invalid sandbox id \"" + id + "\": " + why));
-    };
-    if (id.empty() || id.size() > 64) return bad("must be 1 to 64 characters");
-    if (id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
-        std::string::npos)
-        return bad("only letters, digits, '.', '_' and '-' are allowed");
-    if (id[0] == '.' || id[0] == '-') return bad("must not start with '.' or '-'");
-    return {};
-}
 
 std::string sandbox_dir(const Paths& paths, const std::string& id) { return paths.root + "/sandboxes/" + id; }
 

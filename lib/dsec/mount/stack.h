@@ -9,6 +9,7 @@
 #include "dsec/layer/store.h"
 #include "dsec/mount/rootfs.h"
 #include "dsec/sys/error.h"
+#include "dsec/sys/id.h"
 
 namespace dsec::mount {
 
@@ -32,12 +33,10 @@ Result<Rootfs> mount_stack(const Paths& paths, const std::vector<layer::Layer>& 
 Result<std::string> ensure_mounted(const Paths& paths, const layer::Store& store,
                                    const layer::Layer& layer, bool verify);
 
-/// A fresh sandbox id: 16 random hex digits.
-std::string new_id();
+/// A fresh rootfs id: 16 random hex digits.
+inline std::string new_id() { return random_hex(8); }
 
-/// Checks a sandbox id: 1-64 of [A-Za-z0-9._-], not starting with '.' or '-'.
-/// Errors: bad_input.
-Status check_id(const std::string& id);
+using dsec::check_id;
 
 /// <root>/sandboxes/<id>: a sandbox's upper and work directories live below it.
 std::string sandbox_dir(const Paths& paths, const std::string& id);

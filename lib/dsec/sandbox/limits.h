@@ -1,9 +1,10 @@
-// Sandbox ids, and the value parsers dsec-run's options use (dsec/sys/parse.h).
+// Sandbox ids (dsec/sys/id.h), and the value parsers dsec-run's options use (dsec/sys/parse.h).
 #pragma once
 
 #include <string>
 
 #include "dsec/sys/error.h"
+#include "dsec/sys/id.h"
 #include "dsec/sys/parse.h"
 
 namespace dsec::sandbox {
@@ -17,10 +18,9 @@ using parse::parse_size;
 using parse::parse_user;
 using parse::User;
 
-/// A sandbox id: 1-64 of [A-Za-z0-9_.-], not starting with '.' or '-'. Errors: bad_input.
-Status check_id(const std::string& id);
+using dsec::check_id;
 
-/// A fresh random id (12 hex digits).
-std::string random_id();
+/// A fresh random sandbox id (12 hex digits).
+inline std::string random_id() { return random_hex(6); }
 
 }  // namespace dsec::sandbox

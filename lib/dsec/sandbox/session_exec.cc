@@ -166,7 +166,7 @@ Result<ExecResult> session_exec(const Paths& paths, const SessionRef& ref, const
     std::string cwd(4096, '\0');
     ssize_t cwd_len = ::readlink(("/proc/" + std::to_string(shell) + "/cwd").c_str(), cwd.data(), cwd.size());
     cwd.resize(size_t(std::max<ssize_t>(cwd_len, 0)));
-    std::string nonce = random_id() + random_id();
+    std::string nonce = random_hex(12);
     std::string pending = script(command, nonce, pty);
     size_t sent = 0;
 
