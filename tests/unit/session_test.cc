@@ -67,3 +67,20 @@ TEST_CASE("log: a result's fields, output capped") {
     CHECK(rec["note"] == "n");
     CHECK(rec["time"].get<std::string>().ends_with("Z"));
 }
+
+TEST_CASE("log: a cp's record, worked or failed") {
+    dsec::copy::Stats stats;
+    stats.bytes = 42;
+    json in = copy_log_record("box", "./src", "box:/work", true, 7, stats);
+    CHECK(in["kind"] == "cp");
+    CHECK(in["src"] == "./src");
+    CHECK(in["dst"] == "box:/work");
+    CHECK(in["bytes_in"] == 42);
+    CHECK(in["exit_code"] == 0);
+    CHECK(in["duration_ms"] == 7);
+    dsec::Result<dsec::copy::Stats> failed = dsec::fail(dsec::make_error("not_found", "gone"));
+    json out = copy_log_record("box", "box:/nope", "-", false, 1, failed);
+    CHECK(out["exit_code"] == 1);
+    CHECK(out["error"] == "not_found");
+    CHECK_FALSE(out.contains("bytes_out"));
+}

@@ -56,14 +56,8 @@ Result<int> run_cp(Context& ctx, const CpArgs& a) {
                                      : sandbox::copy_out(paths, id, src, dst, *limits));
     // Into the sandbox's command log, failed or not (unless there is no such sandbox).
     if (fs::exists(paths.state_dir(id))) {
-        json entry = sandbox::log_record(id, "cp");
-        entry["src"] = a.src;
-        entry["dst"] = a.dst;
-        entry["duration_ms"] =
-            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
-        entry["exit_code"] = stats ? 0 : 1;
-        if (stats) entry[dst_id.empty() ? "bytes_out" : "bytes_in"] = stats->bytes;
-        else entry["error"] = stats.error().code;
+        auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+        json entry = sandbox::copy_log_record(id, a.src, a.dst, !dst_id.empty(), uint64_t(ms), stats);
         if (auto logged = sandbox::append_log(paths, id, entry); !logged)
             std::cerr << "dsec-run: command log: " << logged.error().message << std::endl;
     }

@@ -38,6 +38,18 @@ json log_record(const std::string& id, const std::string& kind) {
     return json{{"type", "log"}, {"v", 1}, {"id", id}, {"time", now_ms()}, {"kind", kind}};
 }
 
+json copy_log_record(const std::string& id, const std::string& src, const std::string& dst, bool into,
+                     uint64_t duration_ms, const Result<copy::Stats>& outcome) {
+    json entry = log_record(id, "cp");
+    entry["src"] = src;
+    entry["dst"] = dst;
+    entry["duration_ms"] = duration_ms;
+    entry["exit_code"] = outcome ? 0 : 1;
+    if (outcome) entry[into ? "bytes_in" : "bytes_out"] = outcome->bytes;
+    else entry["error"] = outcome.error().code;
+    return entry;
+}
+
 void add_result(json& record, const ExecResult& r) {
     record["exit_code"] = r.exit_code;
     record["signal"] = r.signal ? json(r.signal) : json(nullptr);

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dsec/copy/sink.h"
 #include "dsec/sandbox/exec.h"
 #include "dsec/sandbox/state.h"
 
@@ -33,6 +34,12 @@ json log_record(const std::string& id, const std::string& kind);
 /// bytes_out, stdout_sha256, stderr_sha256, stdout and stderr (up to kLogOutputCap each,
 /// "stdout_truncated"/"stderr_truncated" when cut), note.
 void add_result(json& record, const ExecResult& result);
+
+/// The record of one cp, worked or not: src and dst as the user wrote them ("ID:/path",
+/// a host path or "-"), exit_code 0 or 1, bytes_in (into the sandbox) or bytes_out, or
+/// the error's code.
+json copy_log_record(const std::string& id, const std::string& src, const std::string& dst, bool into,
+                     uint64_t duration_ms, const Result<copy::Stats>& outcome);
 
 /// Appends `record` as one line. Errors: the failing open/write.
 Status append_log(const Paths& paths, const std::string& id, const json& record);
