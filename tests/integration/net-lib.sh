@@ -57,11 +57,13 @@ stop_loop() {
     kill -9 "$1" 2>/dev/null || true
 }
 
-# make_net_layer: the layer "netbox": busybox with its network applets and dsec-probe.
+# make_net_layer: the layer "netbox": busybox with its network applets and dsec-probe,
+# and an /etc/hosts as images have.
 make_net_layer() {
     make_busybox_tree "$T/netbox"
-    for app in wget nc ip ping timeout nslookup dd; do ln -sf busybox "$T/netbox/bin/$app"; done
+    for app in wget nc ip ping timeout nslookup dd awk mv; do ln -sf busybox "$T/netbox/bin/$app"; done
     cp "$DSEC_BIN/dsec-probe" "$T/netbox/probe"
+    echo "127.0.0.1 localhost" > "$T/netbox/etc/hosts"
     dsec-layer build "$T/netbox" --name netbox > /dev/null
 }
 
@@ -77,6 +79,22 @@ egress_policy() {
         allow="$allow${allow:+, }{\"cidr\": \"$cidr\"$ports, \"protocol\": \"tcp\"}"
     done
     echo "{\"network\": {\"allow\": [$allow]}}" > "$file"
+}
+
+# hold_connection BOX ADDR PID: a TCP connection from BOX to ADDR port 9000 held open
+# until it is cut (then the process inside writes /tmp/ended); waits until the mirror
+# whose network namespace is PID's sees it established.
+hold_connection() {
+    local n=0
+    dsec-run exec "$1" -- sh -c "mkfifo /tmp/hold; exec 3<>/tmp/hold; nc $2 9000 <&3; echo ended > /tmp/ended" \
+        < /dev/null > /dev/null 2>&1 &
+    on_exit "kill $! 2>/dev/null"
+    for _ in $(seq 100); do
+        n=$(nsenter --net=/proc/"$3"/ns/net ss -Htn state established '( sport = :9000 )' | wc -l)
+        [ "$n" -ge 1 ] && return 0
+        sleep 0.05
+    done
+    fail "the held connection to $2 did not open"
 }
 
 # fetch BOX URL: what wget inside BOX gets (stdout), or its error (on stdout too).

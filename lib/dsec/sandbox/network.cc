@@ -9,6 +9,9 @@
 #include "dsec/net/link.h"
 #include "dsec/net/nat.h"
 #include "dsec/guard/egress_rules.h"
+#include "dsec/guard/hosts.h"
+#include "dsec/mount/usage.h"
+#include "dsec/sandbox/egress_names.h"
 #include "dsec/sys/fs.h"
 
 namespace dsec::sandbox {
@@ -38,7 +41,10 @@ Result<json> start_egress(const Paths& paths, const std::string& id, int init_pi
                                               "has not mounted"));
     auto pool = net::pool_from_env();
     if (!pool) return fail(pool.error());
-    auto table = guard::compile_rules(rules);
+    // Names first: one that does not resolve stops everything before anything is made.
+    auto names = resolve_names(rules, json::object());
+    if (!names) return fail(names.error());
+    auto table = guard::compile_rules(rules, resolved_of(*names));
     if (!table) return fail(table.error());
     auto held = net::lock_network(paths.run);
     if (!held) return fail(held.error());
@@ -55,10 +61,17 @@ Result<json> start_egress(const Paths& paths, const std::string& id, int init_pi
         (void)net::remove_link(link->host_if);
         return undo(r.error());
     }
-    return json{{"interface", link->host_if},
-                {"gateway", link->host_addr},
-                {"address", link->sandbox_addr},
-                {"pins", net::pin_dir(paths.run, id)}};
+    json egress = {{"interface", link->host_if},
+                   {"gateway", link->host_addr},
+                   {"address", link->sandbox_addr},
+                   {"pins", net::pin_dir(paths.run, id)},
+                   {"names", *names}};
+    if (auto r = write_hosts(paths, id, init_pid, egress); !r) {
+        (void)net::nat_remove(paths.run, link->host_if, link->sandbox_addr);
+        (void)net::remove_link(link->host_if);
+        return undo(r.error());
+    }
+    return egress;
 }
 
 Status stop_egress(const Paths& paths, const std::string& id, const json& state) {
@@ -98,6 +111,9 @@ Status relink_egress(const Paths& paths, const std::string& id, int init_pid, js
     egress["interface"] = link->host_if;
     egress["gateway"] = link->host_addr;
     egress["address"] = link->sandbox_addr;
+    // The new init has a new mount namespace: the host's file goes over /etc/hosts again.
+    std::string hosts = egress.value("hosts", "");
+    if (!hosts.empty()) return guard::bind_hosts(init_pid, mount::process_start(init_pid), hosts);
     return {};
 }
 
@@ -119,13 +135,22 @@ Result<EgressChange> change_egress(const Paths& paths, const std::string& id, co
         (*state)["egress"] = *made;
         change.started = true;
     } else {
-        auto table = guard::compile_rules(rules);
+        json& egress = (*state)["egress"];
+        // Names already in force keep their addresses (refresh renews them); new ones
+        // are resolved now, and one that does not resolve changes nothing.
+        auto names = resolve_names(rules, egress.value("names", json::object()));
+        if (!names) return fail(names.error());
+        auto table = guard::compile_rules(rules, resolved_of(*names));
         if (!table) return fail(table.error());
         if (auto r = net::update_egress(paths.run, id, *table); !r) return fail(r.error());
+        egress["names"] = *names;
         auto cut = net::cut_connections(pid, *table);
         if (!cut) return fail(std::move(cut.error()).context("the new rules are in force, but cutting connections"));
         change.cut = *cut;
+        if (auto r = write_hosts(paths, id, pid, egress); !r)
+            return fail(std::move(r.error()).context("the new rules are in force, but writing /etc/hosts"));
     }
+    change.names = (*state)["egress"].value("names", json::object());
     guard::Policy shown;
     shown.network = rules;
     change.network = guard::policy_record(shown)["network"];
