@@ -26,11 +26,20 @@ gw=$(dsec-run inspect egress | jq -r .egress.gateway)
 ip link show "$hostif" > /dev/null || fail "no host interface $hostif"
 [ -d "$DSEC_RUN/bpf/egress" ] || fail "no pins"
 nft list table inet "$NET_TABLE" > "$T/table"
-grep -q "$hostif" "$T/table" || fail "interface not in the NAT table: $(cat "$T/table")"
-# The programs hang on the sandbox's unified cgroup.
-cg=/sys/fs/cgroup/unified/$DSEC_CGROUP_PARENT/egress
-attached=$(bpftool cgroup show "$cg" 2>/dev/null | grep -cE "connect4|connect6|sendmsg4|sendmsg6|sock_create" || true)
-[ "$attached" = 5 ] || fail "expected 5 programs on $cg, got $attached: $(bpftool cgroup show "$cg")"
+# The run directory's table names no sandbox: every sandbox interface (dsec-n*) and the pool.
+[[ $hostif == dsec-n* ]] || fail "interface $hostif is not a dsec-n* one"
+grep -q 'oifname "dsec-n\*" drop' "$T/table" || fail "no forward rule in the NAT table: $(cat "$T/table")"
+grep -q 'ip saddr 100.64.0.0/10 oifname != "dsec-n\*" masquerade' "$T/table" || fail "no masquerade: $(cat "$T/table")"
+# The programs hang on the run directory's cgroup parent and are in force (inherited)
+# on the sandbox's unified cgroup; the plain sandbox inherits them too, and having no
+# rules, is left alone by them (it has no route out).
+parent=/sys/fs/cgroup/unified/$DSEC_CGROUP_PARENT
+cg=$parent/egress
+progs="connect4|connect6|sendmsg4|sendmsg6|sock_create"
+attached=$(bpftool cgroup show "$parent" 2>/dev/null | grep -cE "$progs" || true)
+[ "$attached" = 5 ] || fail "expected 5 programs on $parent, got $attached: $(bpftool cgroup show "$parent")"
+attached=$(bpftool cgroup show "$cg" effective 2>/dev/null | grep -cE "$progs" || true)
+[ "$attached" = 5 ] || fail "expected 5 programs in force on $cg, got $attached: $(bpftool cgroup show "$cg" effective)"
 
 # Allowed: the mirror's HTTP port, through NAT.
 got=$(fetch egress "http://$MIRROR:8080/mirror")

@@ -1,9 +1,12 @@
-/* Egress filter for one sandbox's cgroup (see dsec-guard(1)): connect and sendmsg are
- * allowed only to destinations in the rules map, loopback excepted; raw inet sockets and
- * every inet protocol but TCP and UDP are refused at socket(). The kernel runs the
- * sock_create hook for inet sockets only: packet sockets are kept out by refusing egress
- * to sandboxes that keep CAP_NET_RAW. A refusal is EPERM to the caller and one more
- * count in the denials map. */
+/* Egress filter for the sandboxes of one run directory (see dsec-guard(1)), attached
+ * once to the run directory's cgroup parent on the unified tree, so that every sandbox
+ * cgroup beneath inherits it. Each sandbox with egress has its own rule map, found by
+ * its cgroup id in `sandboxes`: connect and sendmsg are allowed only to destinations in
+ * it, loopback excepted; raw inet sockets and every inet protocol but TCP and UDP are
+ * refused at socket(). A cgroup without a rule map (a sandbox without egress, which has
+ * no route out) is left alone. The kernel runs the sock_create hook for inet sockets
+ * only: packet sockets are kept out by refusing egress to sandboxes that keep
+ * CAP_NET_RAW. A refusal is EPERM to the caller and one more count in `denials`. */
 #include <linux/bpf.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
@@ -21,23 +24,28 @@
 
 char _license[] SEC("license") = "GPL";
 
-struct {
+/* The depth of the sandboxes' cgroups on the unified tree (the parent's plus one): set
+ * before loading. */
+const volatile __u32 sandbox_level = 2;
+
+struct rule_map {
     __uint(type, BPF_MAP_TYPE_ARRAY);
-    __uint(max_entries, 2 * DSEC_EGRESS_MAX_RULES);
-    __type(key, __u32);
-    __type(value, struct dsec_egress_rule);
-} rules SEC(".maps");
+    __uint(max_entries, DSEC_EGRESS_CONFIG + 1);
+    __uint(key_size, sizeof(__u32));
+    __uint(value_size, sizeof(struct dsec_egress_rule));
+};
 
 struct {
-    __uint(type, BPF_MAP_TYPE_ARRAY);
-    __uint(max_entries, 1);
-    __type(key, __u32);
-    __type(value, struct dsec_egress_config);
-} config SEC(".maps");
+    __uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
+    __uint(max_entries, DSEC_EGRESS_MAX_SANDBOXES);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, __u64);
+    __array(values, struct rule_map);
+} sandboxes SEC(".maps");
 
 struct {
     __uint(type, BPF_MAP_TYPE_LRU_HASH);
-    __uint(max_entries, 4096);
+    __uint(max_entries, DSEC_EGRESS_MAX_DENIALS);
     __type(key, struct dsec_egress_denial);
     __type(value, __u64);
 } denials SEC(".maps");
@@ -53,6 +61,7 @@ static __always_inline void count(const struct dsec_egress_denial *key) {
 /* One bpf_loop step: does rule `i` of the live table match? The verifier checks this
  * callback once, not once per possible iteration, which keeps loading in milliseconds. */
 struct match {
+    void *rules;
     __u32 addr[4];
     __u32 base;
     __u16 port;
@@ -64,7 +73,7 @@ struct match {
 static long match_rule(__u32 i, void *data) {
     struct match *m = data;
     __u32 k = m->base + i;
-    struct dsec_egress_rule *r = bpf_map_lookup_elem(&rules, &k);
+    struct dsec_egress_rule *r = bpf_map_lookup_elem(m->rules, &k);
     if (!r) return 1;
     if (r->family != m->family) return 0;
     if (r->proto && r->proto != m->proto) return 0;
@@ -77,18 +86,25 @@ static long match_rule(__u32 i, void *data) {
     return 1;
 }
 
+/* The rule map of the calling task's sandbox, or NULL (no egress rules: left alone). */
+static __always_inline void *rules_of(__u64 *cgroup) {
+    *cgroup = bpf_get_current_ancestor_cgroup_id(sandbox_level);
+    return bpf_map_lookup_elem(&sandboxes, cgroup);
+}
+
 /* addr: network byte order words (IPv4 in word 0); port: host order. */
-static __always_inline int allowed(__u8 family, const __u32 *addr, __u16 port, __u8 proto) {
+static __always_inline int allowed(void *rules, __u8 family, const __u32 *addr, __u16 port, __u8 proto) {
     /* The sandbox's own loopback is always its own. */
     if (family == 4 && (bpf_ntohl(addr[0]) >> 24) == 127) return 1;
     if (family == 6 && !addr[0] && !addr[1] && !addr[2] && addr[3] == bpf_htonl(1)) return 1;
-    __u32 zero = 0;
-    struct dsec_egress_config *cfg = bpf_map_lookup_elem(&config, &zero);
+    __u32 at = DSEC_EGRESS_CONFIG;
+    struct dsec_egress_config *cfg = bpf_map_lookup_elem(rules, &at);
     if (!cfg) return 0;
     __u32 live = cfg->live & 1;
     __u32 n = cfg->count[live];
     if (n > DSEC_EGRESS_MAX_RULES) n = DSEC_EGRESS_MAX_RULES;
     struct match m = {};
+    m.rules = rules;
     m.addr[0] = addr[0];
     m.addr[1] = addr[1];
     m.addr[2] = addr[2];
@@ -107,11 +123,13 @@ static __always_inline __u8 proto_of(struct bpf_sock_addr *ctx) {
 
 static __always_inline int check4(struct bpf_sock_addr *ctx, __u8 kind) {
     struct dsec_egress_denial d = {};
+    void *rules = rules_of(&d.cgroup);
+    if (!rules) return 1;
     d.family = 4;
     d.addr[0] = ctx->user_ip4;
     d.port = bpf_ntohs((__u16)ctx->user_port);
     d.proto = proto_of(ctx);
-    if (allowed(4, d.addr, d.port, d.proto)) return 1;
+    if (allowed(rules, 4, d.addr, d.port, d.proto)) return 1;
     d.kind = kind;
     count(&d);
     return 0;
@@ -119,6 +137,8 @@ static __always_inline int check4(struct bpf_sock_addr *ctx, __u8 kind) {
 
 static __always_inline int check6(struct bpf_sock_addr *ctx, __u8 kind) {
     struct dsec_egress_denial d = {};
+    void *rules = rules_of(&d.cgroup);
+    if (!rules) return 1;
     d.addr[0] = ctx->user_ip6[0];
     d.addr[1] = ctx->user_ip6[1];
     d.addr[2] = ctx->user_ip6[2];
@@ -133,7 +153,7 @@ static __always_inline int check6(struct bpf_sock_addr *ctx, __u8 kind) {
     }
     d.port = bpf_ntohs((__u16)ctx->user_port);
     d.proto = proto_of(ctx);
-    if (allowed(d.family, d.addr, d.port, d.proto)) return 1;
+    if (allowed(rules, d.family, d.addr, d.port, d.proto)) return 1;
     d.kind = kind;
     count(&d);
     return 0;
@@ -153,6 +173,8 @@ int sendmsg6(struct bpf_sock_addr *ctx) { return check6(ctx, 2); }
 
 SEC("cgroup/sock_create")
 int sock_create(struct bpf_sock *sk) {
+    struct dsec_egress_denial d = {};
+    if (!rules_of(&d.cgroup)) return 1;
     int ok;
     if (sk->family == AF_INET || sk->family == AF_INET6)
         ok = (sk->type == SOCK_STREAM && sk->protocol == IPPROTO_TCP) ||
@@ -160,7 +182,6 @@ int sock_create(struct bpf_sock *sk) {
     else
         ok = sk->family != AF_PACKET && sk->type != SOCK_RAW;
     if (ok) return 1;
-    struct dsec_egress_denial d = {};
     d.family = sk->family == AF_INET6 ? 6 : sk->family == AF_INET ? 4 : 0;
     d.proto = (__u8)sk->protocol;
     d.kind = 3;

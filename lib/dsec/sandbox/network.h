@@ -22,7 +22,8 @@ Status check_egress_security(const Security& sec);
 /// Gives the running sandbox `id` (init `init_pid`, unified cgroup `unified_cgroup`)
 /// egress limited to `rules`: programs first, so nothing leaves before they filter, then
 /// the link and NAT, then the names in /etc/hosts. The rules' domains are resolved on
-/// the host first. Returns the state's "egress" record {"interface", "gateway",
+/// the host first; the programs are the run directory's, loaded by the first sandbox
+/// that needs them (net/egress.h). Returns the state's "egress" record {"interface", "gateway",
 /// "address", "pins", "names", "hosts"?} (egress_names.h). On error everything made is
 /// removed. Errors: unresolved, unsupported (no unified cgroup tree), too_many, bpf,
 /// helper_failed, exhausted, those of write_hosts.
@@ -39,6 +40,12 @@ Status stop_egress(const Paths& paths, const std::string& id, const nlohmann::js
 /// again; the programs stay on the cgroup. Updates state["egress"]. Nothing to do
 /// without egress. Errors: those of the link, NAT and bind_hosts.
 Status relink_egress(const Paths& paths, const std::string& id, int init_pid, nlohmann::json& state);
+
+/// When no sandbox of the run directory has egress any more: unpins the egress programs
+/// (detaching them from the cgroup parent) and deletes the NAT table, which the first
+/// egress sandbox made and later ones shared (dsec-reclaim gc). Returns whether there
+/// was anything to remove (with `dry_run`, removes nothing). Errors: those of the steps.
+Result<bool> drop_unused_egress(const Paths& paths, bool dry_run);
 
 /// What a change did.
 struct EgressChange {
