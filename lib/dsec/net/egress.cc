@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "dsec/net/egress.skel.h"
 #include "dsec/sys/fd.h"
@@ -34,7 +36,18 @@ constexpr const char* kLinks[] = {"connect4", "connect6", "sendmsg4", "sendmsg6"
 constexpr bpf_attach_type kAttachTypes[] = {BPF_CGROUP_INET4_CONNECT, BPF_CGROUP_INET6_CONNECT,
                                             BPF_CGROUP_UDP4_SENDMSG, BPF_CGROUP_UDP6_SENDMSG,
                                             BPF_CGROUP_INET_SOCK_CREATE};
-constexpr const char* kSharedMaps[] = {"sandboxes", "denials"};
+constexpr const char* kSharedMaps[] = {"rules", "slots", "denials"};
+// Under a sandbox's pin directory: the slots map pinned again, named after its cgroup id,
+// so that its key is found after its cgroup is gone.
+constexpr std::string_view kCgroupPin = "cgroup-";
+
+// Sandboxes with egress per run directory: DSEC_EGRESS_SLOTS, else 1024 (each slot is
+// DSEC_EGRESS_SLOT rules of 40 bytes, about 20 KiB, allocated when the programs load).
+uint32_t slot_count() {
+    const char* env = std::getenv("DSEC_EGRESS_SLOTS");
+    unsigned long n = env && *env ? std::strtoul(env, nullptr, 10) : 0;
+    return n >= 1 && n <= 65536 ? uint32_t(n) : 1024;
+}
 
 Result<Fd> open_pin(const std::string& path) {
     int fd = ::bpf_obj_get(path.c_str());
@@ -67,8 +80,9 @@ Result<uint32_t> cgroup_level(const std::string& dir) {
     }
 }
 
-Status write_table(int rules_fd, const RuleTable& table, bool switch_over, const std::string& where) {
-    uint32_t at = DSEC_EGRESS_CONFIG;
+// Writes `table` into the slot starting at `base` of the rule array.
+Status write_table(int rules_fd, uint32_t base, const RuleTable& table, bool switch_over, const std::string& where) {
+    uint32_t at = base + DSEC_EGRESS_CONFIG;
     dsec_egress_rule slot{};
     dsec_egress_config cfg{};
     if (switch_over) {
@@ -77,7 +91,7 @@ Status write_table(int rules_fd, const RuleTable& table, bool switch_over, const
     }
     uint32_t next = switch_over ? (cfg.live ^ 1u) & 1u : 0;
     for (uint32_t i = 0; i < table.size(); i++) {
-        uint32_t key = next * DSEC_EGRESS_MAX_RULES + i;
+        uint32_t key = base + next * DSEC_EGRESS_MAX_RULES + i;
         if (::bpf_map_update_elem(rules_fd, &key, &table[i], BPF_ANY) < 0)
             return fail(bpf_error(errno, "bpf_map_update_elem", where));
     }
@@ -122,6 +136,9 @@ Status load_programs(const std::string& run_dir, const std::string& parent_dir) 
     } skel;
     if (!skel.s) return fail(bpf_error(errno, "opening the egress programs", shared));
     skel.s->rodata->sandbox_level = *level + 1;
+    uint32_t slots = slot_count();
+    (void)bpf_map__set_max_entries(skel.s->maps.rules, slots * DSEC_EGRESS_SLOT);
+    (void)bpf_map__set_max_entries(skel.s->maps.slots, slots);
     if (int rc = egress__load(skel.s); rc < 0) return fail(bpf_error(rc, "loading the egress programs", shared));
     Fd cg(::open(parent_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!cg) return fail(sys_error("open", parent_dir));
@@ -130,7 +147,7 @@ Status load_programs(const std::string& run_dir, const std::string& parent_dir) 
         (void)drop_programs(run_dir);
         return fail(std::move(e));
     };
-    for (bpf_map* map : {skel.s->maps.sandboxes, skel.s->maps.denials}) {
+    for (bpf_map* map : {skel.s->maps.rules, skel.s->maps.slots, skel.s->maps.denials}) {
         std::string pin = shared + "/" + bpf_map__name(map);
         if (int rc = bpf_map__pin(map, pin.c_str()); rc < 0) return undo(bpf_error(rc, "bpf_map__pin", pin));
     }
@@ -191,20 +208,41 @@ std::vector<dsec_egress_denial> denial_keys(int fd, uint64_t cg) {
     return out;
 }
 
-// The key the rule map pinned at `rules_pin` is registered under in `sandboxes`.
-Result<uint64_t> key_of(int sandboxes, int rules) {
-    bpf_map_info info{};
-    uint32_t len = sizeof info;
-    if (::bpf_obj_get_info_by_fd(rules, &info, &len) < 0) return fail(bpf_error(errno, "bpf_obj_get_info", "rules"));
+// The cgroup id sandbox `id`'s pins are kept under (the name of its second pin of the
+// slots map). Errors: not_found.
+Result<uint64_t> cgroup_of_pins(const std::string& pins) {
+    auto names = fs::list_dir(pins);
+    if (names)
+        for (auto& n : *names)
+            if (n.starts_with(kCgroupPin)) return std::strtoull(n.c_str() + kCgroupPin.size(), nullptr, 10);
+    return fail(make_error("not_found", "the sandbox has no egress rules pinned", pins));
+}
+
+// A slot no sandbox holds. Errors: exhausted.
+Result<uint32_t> free_slot(int slots_fd) {
+    std::vector<bool> used(slot_count());
     uint64_t key = 0, next = 0;
     bool first = true;
-    while (::bpf_map_get_next_key(sandboxes, first ? nullptr : &key, &next) == 0) {
+    while (::bpf_map_get_next_key(slots_fd, first ? nullptr : &key, &next) == 0) {
         first = false;
         key = next;
-        uint32_t id = 0;
-        if (::bpf_map_lookup_elem(sandboxes, &key, &id) == 0 && id == info.id) return key;
+        uint32_t slot = 0;
+        if (::bpf_map_lookup_elem(slots_fd, &key, &slot) == 0 && slot < used.size()) used[slot] = true;
     }
-    return fail(make_error("not_found", "the sandbox's rule map is not registered"));
+    for (uint32_t i = 0; i < used.size(); i++)
+        if (!used[i]) return i;
+    return fail(make_error("exhausted", "every one of the " + std::to_string(used.size()) +
+                                            " egress slots of the run directory is in use (DSEC_EGRESS_SLOTS)"));
+}
+
+// The first rule array index of the slot of cgroup `cg`. Errors: not_found, bpf.
+Result<uint32_t> base_of(int slots_fd, uint64_t cg) {
+    uint32_t slot = 0;
+    if (::bpf_map_lookup_elem(slots_fd, &cg, &slot) < 0) {
+        if (errno == ENOENT) return fail(make_error("not_found", "the sandbox has no egress slot"));
+        return fail(bpf_error(errno, "bpf_map_lookup_elem", "slots"));
+    }
+    return slot * uint32_t(DSEC_EGRESS_SLOT);
 }
 }  // namespace
 
@@ -233,42 +271,44 @@ Status attach_egress(const std::string& run_dir, const std::string& id, const st
         if (auto r = load_programs(run_dir, parent); !r) return r;
     auto cg = cgroup_id(unified_cgroup);
     if (!cg) return fail(cg.error());
-    auto sandboxes = open_pin(shared + "/sandboxes");
-    if (!sandboxes) return fail(sandboxes.error());
-    // The sandbox's own rule map, filled before it is registered: from registration on
-    // its cgroup is judged by it.
-    Fd rules(::bpf_map_create(BPF_MAP_TYPE_ARRAY, "dsec_rules", sizeof(uint32_t), sizeof(dsec_egress_rule),
-                              DSEC_EGRESS_CONFIG + 1, nullptr));
-    if (!rules) return fail(bpf_error(errno, "bpf_map_create", id));
-    if (auto r = write_table(rules.get(), table, false, id); !r) return r;
+    auto slots = open_pin(shared + "/slots");
+    if (!slots) return fail(slots.error());
+    auto rules = open_pin(shared + "/rules");
+    if (!rules) return fail(rules.error());
+    // A slot of the rule array, filled before it is registered: from registration on the
+    // sandbox's cgroup is judged by it. Plain array and hash updates: no RCU grace period
+    // to wait for, as a map-in-map insertion would.
+    auto slot = free_slot(slots->get());
+    if (!slot) return fail(slot.error());
+    if (auto r = write_table(rules->get(), *slot * uint32_t(DSEC_EGRESS_SLOT), table, false, id); !r) return r;
     std::string pins = pin_dir(run_dir, id);
     if (::mkdir(pins.c_str(), 0700) < 0 && errno != EEXIST) return fail(sys_error("mkdir", pins));
     auto undo = [&](Error e) -> Status {
         (void)detach_egress(run_dir, id);
         return fail(std::move(e));
     };
-    std::string pin = pins + "/rules";
-    if (::bpf_obj_pin(rules.get(), pin.c_str()) < 0) return undo(bpf_error(errno, "bpf_obj_pin", pin));
-    uint32_t fd = uint32_t(rules.get());
-    if (::bpf_map_update_elem(sandboxes->get(), &*cg, &fd, BPF_NOEXIST) < 0)
-        return undo(bpf_error(errno, "bpf_map_update_elem", shared + "/sandboxes"));
+    std::string pin = pins + "/" + std::string(kCgroupPin) + std::to_string(*cg);
+    if (::bpf_obj_pin(slots->get(), pin.c_str()) < 0) return undo(bpf_error(errno, "bpf_obj_pin", pin));
+    if (::bpf_map_update_elem(slots->get(), &*cg, &*slot, BPF_NOEXIST) < 0)
+        return undo(bpf_error(errno, "bpf_map_update_elem", shared + "/slots"));
     if (auto r = check_effective(shared, unified_cgroup); !r) return undo(r.error());
     return {};
 }
 
 Status update_egress(const std::string& run_dir, const std::string& id, const RuleTable& table) {
-    std::string pin = pin_dir(run_dir, id) + "/rules";
-    auto rules = open_pin(pin);
+    auto cg = cgroup_of_pins(pin_dir(run_dir, id));
+    if (!cg) return fail(cg.error());
+    auto slots = open_pin(shared_dir(run_dir) + "/slots");
+    if (!slots) return fail(slots.error());
+    auto rules = open_pin(shared_dir(run_dir) + "/rules");
     if (!rules) return fail(rules.error());
-    return write_table(rules->get(), table, true, pin);
+    auto base = base_of(slots->get(), *cg);
+    if (!base) return fail(base.error());
+    return write_table(rules->get(), *base, table, true, pin_dir(run_dir, id));
 }
 
 Result<std::vector<Denial>> read_denials(const std::string& run_dir, const std::string& id) {
-    auto rules = open_pin(pin_dir(run_dir, id) + "/rules");
-    if (!rules) return fail(rules.error());
-    auto sandboxes = open_pin(shared_dir(run_dir) + "/sandboxes");
-    if (!sandboxes) return fail(sandboxes.error());
-    auto cg = key_of(sandboxes->get(), rules->get());
+    auto cg = cgroup_of_pins(pin_dir(run_dir, id));
     if (!cg) return fail(cg.error());
     auto map = open_pin(shared_dir(run_dir) + "/denials");
     if (!map) return fail(map.error());
@@ -304,20 +344,18 @@ std::vector<std::string> pinned_ids(const std::string& run_dir) {
 Status detach_egress(const std::string& run_dir, const std::string& id) {
     std::string pins = pin_dir(run_dir, id);
     if (!fs::exists(pins)) return {};
-    std::string pin = pins + "/rules";
-    auto rules = open_pin(pin);
-    auto sandboxes = open_pin(shared_dir(run_dir) + "/sandboxes");
-    if (rules && sandboxes) {
+    auto cg = cgroup_of_pins(pins);
+    if (cg) {
+        if (auto slots = open_pin(shared_dir(run_dir) + "/slots"); slots)
+            if (::bpf_map_delete_elem(slots->get(), &*cg) < 0 && errno != ENOENT)
+                return fail(bpf_error(errno, "bpf_map_delete_elem", shared_dir(run_dir) + "/slots"));
         // Its denial counts go too (a cgroup id is never used again, so nothing else
         // would ever read them).
-        if (auto cg = key_of(sandboxes->get(), rules->get()); cg) {
-            if (::bpf_map_delete_elem(sandboxes->get(), &*cg) < 0 && errno != ENOENT)
-                return fail(bpf_error(errno, "bpf_map_delete_elem", shared_dir(run_dir) + "/sandboxes"));
-            if (auto denials = open_pin(shared_dir(run_dir) + "/denials"); denials)
-                for (auto& k : denial_keys(denials->get(), *cg)) (void)::bpf_map_delete_elem(denials->get(), &k);
-        }
+        if (auto denials = open_pin(shared_dir(run_dir) + "/denials"); denials)
+            for (auto& k : denial_keys(denials->get(), *cg)) (void)::bpf_map_delete_elem(denials->get(), &k);
+        std::string pin = pins + "/" + std::string(kCgroupPin) + std::to_string(*cg);
+        if (::unlink(pin.c_str()) < 0 && errno != ENOENT) return fail(sys_error("unlink", pin));
     }
-    if (::unlink(pin.c_str()) < 0 && errno != ENOENT) return fail(sys_error("unlink", pin));
     if (::rmdir(pins.c_str()) < 0 && errno != ENOENT) return fail(sys_error("rmdir", pins));
     return {};
 }

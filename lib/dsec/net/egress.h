@@ -3,10 +3,13 @@
 // every sandbox cgroup beneath inherits them (the kernel runs a parent's programs for
 // its descendants; attaching through links is BPF_F_ALLOW_MULTI, so nothing attached
 // below can replace them, and nothing in a sandbox may attach or detach at all). Each
-// sandbox with egress gets its own rule map, registered under its cgroup id in the
-// shared `sandboxes` map and pinned at `<run>/bpf/<id>/rules`; the programs, their
-// links and the shared maps are pinned at `<run>/bpf/-egress/`. The pins are what keep
-// them: nothing runs in the background.
+// sandbox with egress gets a slot of the shared rule array, registered under its cgroup
+// id in the `slots` map (plain map updates: a map-in-map insertion would wait for an
+// RCU grace period, milliseconds, at every create); `<run>/bpf/<id>/cgroup-<cgid>` (the
+// slots map pinned again) records the key. The programs, their links and the shared
+// maps are pinned at `<run>/bpf/-egress/`. The pins are what keep them: nothing runs in
+// the background. DSEC_EGRESS_SLOTS (default 1024) bounds the egress sandboxes of a run
+// directory; each slot is about 20 KiB, allocated when the programs load.
 #pragma once
 
 #include <array>
@@ -21,7 +24,7 @@ namespace dsec::net {
 
 /// `<run>/bpf`, where the bpffs holding the pins is mounted.
 std::string bpffs_dir(const std::string& run_dir);
-/// `<run>/bpf/<id>`: one sandbox's rule map.
+/// `<run>/bpf/<id>`: one sandbox's pin.
 std::string pin_dir(const std::string& run_dir, const std::string& id);
 /// `<run>/bpf/-egress` (bpffs refuses names with a dot): the programs' links and the shared maps.
 std::string shared_dir(const std::string& run_dir);
@@ -31,12 +34,12 @@ std::string shared_dir(const std::string& run_dir);
 Status ensure_bpffs(const std::string& run_dir);
 
 /// Gives the sandbox `id` (its cgroup `unified_cgroup`, whose parent directory is the
-/// run directory's cgroup parent) a rule map holding `table`, registered under its
-/// cgroup id, after loading and attaching the programs to the parent if they are not
+/// run directory's cgroup parent) a slot holding `table`, registered under its cgroup
+/// id, after loading and attaching the programs to the parent if they are not
 /// attached there yet (a pinned link whose cgroup is gone is replaced). Checks that the
 /// programs are in force on the sandbox's cgroup before returning. Call with the
 /// network lock held. On error nothing of the sandbox stays. Errors: bpf (load, attach,
-/// pin, map updates) with libbpf's errno, io.
+/// pin, map updates) with libbpf's errno, exhausted (no free slot), io.
 Status attach_egress(const std::string& run_dir, const std::string& id, const std::string& unified_cgroup,
                      const RuleTable& table);
 
@@ -57,13 +60,12 @@ struct Denial {
 /// The denials counted so far for sandbox `id`. Errors: not_found (no pins), bpf.
 Result<std::vector<Denial>> read_denials(const std::string& run_dir, const std::string& id);
 
-/// The sandboxes with a rule map pinned under bpffs_dir() (its directories but the
+/// The sandboxes with a pin under bpffs_dir() (its directories but the
 /// shared one; the kernel's own files there, maps.debug and progs.debug, are not
 /// sandboxes').
 std::vector<std::string> pinned_ids(const std::string& run_dir);
 
-/// Takes sandbox `id`'s rule map out of the shared map and unpins it: from then on its
-/// cgroup has no rules (and it has no route out: its veth goes first). Missing pins are
+/// Takes sandbox `id`'s slot back and unpins it: from then on its cgroup has no rules (and it has no route out: its veth goes first). Missing pins are
 /// fine. Errors: bpf, io.
 Status detach_egress(const std::string& run_dir, const std::string& id);
 

@@ -5,12 +5,12 @@
 
 #include <linux/types.h>
 
-/* Rules per table; a sandbox's rule map holds two tables, one live and one being
- * written, and after them its config (below) at index DSEC_EGRESS_CONFIG. */
+/* Rules per table. Each sandbox's slot of the rule array holds two tables, one live and
+ * one being written, and after them its config (below) at index DSEC_EGRESS_CONFIG of
+ * the slot: DSEC_EGRESS_SLOT entries in all. */
 #define DSEC_EGRESS_MAX_RULES 256
 #define DSEC_EGRESS_CONFIG (2 * DSEC_EGRESS_MAX_RULES)
-/* Sandboxes with egress per run directory (the outer map's size). */
-#define DSEC_EGRESS_MAX_SANDBOXES 65536
+#define DSEC_EGRESS_SLOT (DSEC_EGRESS_CONFIG + 1)
 /* Denials counted per run directory (least recently used go first). */
 #define DSEC_EGRESS_MAX_DENIALS 16384
 
@@ -29,7 +29,7 @@ struct dsec_egress_rule {
 };
 
 /* Which table is live and how many rules each holds, stored in the first bytes of the
- * rule map's entry DSEC_EGRESS_CONFIG. Switching `live` is one aligned word write, so
+ * slot's entry DSEC_EGRESS_CONFIG. Switching `live` is one aligned word write, so
  * a connect sees the old rules or the new ones, never half of each. */
 struct dsec_egress_config {
     __u32 live;     /* 0 or 1 */
