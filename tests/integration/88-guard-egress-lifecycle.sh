@@ -1,8 +1,9 @@
 #!/bin/bash
 # Egress through a sandbox's life: reset gives the new init a new veth (the old one went
 # with the old network namespace) and keeps the rules; fork gives each fork the rules its
-# parent has now; a sandbox whose init died is cleaned by dsec-reclaim gc down to the NAT
-# table and the pins; two egress sandboxes never collide on an address.
+# parent has now; a sandbox whose init died is cleaned by dsec-reclaim gc down to its
+# pins; two egress sandboxes never collide on an address; the run directory's programs
+# follow a cgroup parent made again.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/net-lib.sh"
 
@@ -47,6 +48,21 @@ grep -q '"dead_init"' "$T/gc" || fail "gc did not see the dead init: $(cat "$T/g
 # The live sandbox's egress is untouched by gc.
 [ "$(fetch life "http://$MIRROR:8080/mirror")" = mirror-ok ] || fail "gc broke a live sandbox's egress"
 
+# The run directory's programs outlive its last egress sandbox (until gc). If the cgroup
+# parent they hang on is removed and made again meanwhile (gc removes an empty one), the
+# next create replaces the links left on the old one: the new sandbox is filtered.
 dsec-run destroy life > /dev/null || fail "destroy"
+[ -e "$DSEC_RUN/bpf/-egress/connect4" ] || fail "the programs went with the last egress sandbox"
+[ ! -e "$DSEC_RUN/bpf/life" ] || fail "destroy left the pins of life"
+rmdir /sys/fs/cgroup/*/"$DSEC_CGROUP_PARENT" /sys/fs/cgroup/unified/"$DSEC_CGROUP_PARENT" 2>/dev/null || true
+[ ! -d "/sys/fs/cgroup/unified/$DSEC_CGROUP_PARENT" ] || fail "the cgroup parent is still there"
+dsec-run create --layers netbox --id again --policy "$T/mirror.json" > /dev/null || fail "create again"
+on_exit "dsec-run destroy --force again > /dev/null 2>&1"
+egress_if again > /dev/null
+attached=$(bpftool cgroup show "/sys/fs/cgroup/unified/$DSEC_CGROUP_PARENT/again" effective | grep -cE "connect4|sock_create")
+[ "$attached" = 2 ] || fail "the programs are not in force on the new parent's sandbox"
+[ "$(fetch again "http://$MIRROR:8080/mirror")" = mirror-ok ] || fail "again: mirror"
+grep -q "not permitted" <<< "$(fetch again "http://$MIRROR:9000/")" || fail "again: port 9000 is not refused"
+dsec-run destroy again > /dev/null || fail "destroy again"
 assert_net_clean
 echo ok
