@@ -89,12 +89,18 @@ grep -q "^dsec-guard: warning: .*mirror.test" "$T/err" || fail "no warning: $(ca
 [ "$(fetch named "http://$B:8080/mirror")" = mirror-ok ] || fail "a lost name lost its allow"
 map mirror.test "$B"
 
-# Live: a new name is resolved at net allow; one that does not resolve changes nothing.
+# Live: a new name is resolved at net allow (and goes at net deny); one that does not
+# resolve changes nothing.
 map other.test "$A"
 out=$(dsec-guard net allow named other.test,8080,tcp) || fail "net allow by name: $out"
 [ "$(jq -c '.names["other.test"].addresses' <<< "$out")" = "[\"$A\"]" ] || fail "net allow record: $out"
 [ "$(fetch named "http://$A:8080/mirror")" = mirror-ok ] || fail "the name allowed live"
 grep -q "^$A other.test\$" <<< "$(hosts_inside)" || fail "/etc/hosts after net allow: $(hosts_inside)"
+# Denying a name takes its addresses (unless another rule allows them) and its lines away.
+out=$(dsec-guard net deny named other.test) || fail "net deny by name: $out"
+[ "$(jq -c '.names | keys' <<< "$out")" = '["mirror.test"]' ] || fail "net deny record: $out"
+grep -q "other.test" <<< "$(hosts_inside)" && fail "/etc/hosts after net deny: $(hosts_inside)"
+grep -q "not permitted" <<< "$(fetch named "http://$A:8080/mirror")" || fail "the denied name is still allowed"
 before=$(dsec-run inspect named | jq -c .guard.network)
 expect_exit 1 dsec-guard net allow named nowhere.test > "$T/out" 2> "$T/err"
 [ "$(jq -r .code "$T/out")" = unresolved ] || fail "net allow of a lost name: $(cat "$T/out")"
