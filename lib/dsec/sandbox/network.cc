@@ -73,15 +73,12 @@ Result<json> start_egress(const Paths& paths, const std::string& id, int init_pi
 Status stop_egress(const Paths& paths, const std::string& id, const json& state) {
     const json egress = state.contains("egress") && state["egress"].is_object() ? state["egress"] : json::object();
     if (egress.empty() && !fs::exists(net::pin_dir(paths.run, id))) return {};
+    // The veth first: once its rules are gone the sandbox must have no way out. Its
+    // deletion (an RCU wait in the kernel) needs no lock: the name is the sandbox's.
+    Status first = net::remove_link(egress.value("interface", ""));
     auto held = net::lock_network(paths.run);
     if (!held) return fail(held.error());
-    Status first;
-    auto keep = [&](Status s) {
-        if (!s && first) first = std::move(s);
-    };
-    // The veth first: once its rules are gone the sandbox must have no way out.
-    keep(net::remove_link(egress.value("interface", "")));
-    keep(net::detach_egress(paths.run, id));
+    if (auto r = net::detach_egress(paths.run, id); !r && first) first = std::move(r);
     return first;
 }
 
