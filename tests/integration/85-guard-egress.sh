@@ -3,7 +3,8 @@
 # an allowed destination answers, everything else is refused at connect (EPERM, no
 # timeout): another port of the same host, the host's own addresses (the veth's gateway
 # and the mirror-side address), the cloud metadata address. A sandbox without a policy
-# keeps loopback only. destroy leaves no interface, NAT table or pin behind.
+# keeps loopback only. destroy leaves no interface or pin behind, gc then no NAT table or
+# programs; past DSEC_EGRESS_SLOTS a create is refused whole.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/net-lib.sh"
 
@@ -74,5 +75,14 @@ echo "{\"network\": {\"allow\": [{\"cidr\": \"$MIRROR/32\", \"ports\": [$ports]}
 expect_exit 1 dsec-run create --layers netbox --id big --policy "$T/big.json" > /dev/null 2> "$T/err"
 grep -q "rules" "$T/err" || fail "too many rules: $(cat "$T/err")"
 [ ! -e "$DSEC_RUN/sandboxes/big" ] || fail "a failed create left its state"
+assert_net_clean
+# Past DSEC_EGRESS_SLOTS (read when the programs load) an egress create is refused whole.
+DSEC_EGRESS_SLOTS=1 dsec-run create --layers netbox --id one --policy "$T/mirror.json" > /dev/null || fail "one slot"
+on_exit "dsec-run destroy --force one > /dev/null 2>&1"
+egress_if one > /dev/null
+expect_exit 1 dsec-run create --layers netbox --id two --policy "$T/mirror.json" > "$T/out" 2> /dev/null
+[ "$(jq -r .code "$T/out")" = exhausted ] || fail "a create past the slots: $(cat "$T/out")"
+[ ! -e "$DSEC_RUN/sandboxes/two" ] && [ ! -e "$DSEC_RUN/bpf/two" ] || fail "a create past the slots left something"
+dsec-run destroy one > /dev/null || fail "destroy one"
 assert_net_clean
 echo ok

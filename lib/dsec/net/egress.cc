@@ -218,9 +218,12 @@ Result<uint64_t> cgroup_of_pins(const std::string& pins) {
     return fail(make_error("not_found", "the sandbox has no egress rules pinned", pins));
 }
 
-// A slot no sandbox holds. Errors: exhausted.
+// A slot no sandbox holds (of as many as the loaded programs have). Errors: exhausted.
 Result<uint32_t> free_slot(int slots_fd) {
-    std::vector<bool> used(slot_count());
+    bpf_map_info info{};
+    uint32_t len = sizeof info;
+    if (::bpf_obj_get_info_by_fd(slots_fd, &info, &len) < 0) return fail(bpf_error(errno, "bpf_obj_get_info", "slots"));
+    std::vector<bool> used(info.max_entries);
     uint64_t key = 0, next = 0;
     bool first = true;
     while (::bpf_map_get_next_key(slots_fd, first ? nullptr : &key, &next) == 0) {
