@@ -17,7 +17,6 @@
 
 namespace dsec::sandbox {
 
-
 Status check_egress_security(const Security& sec) {
     if (!sec.userns)
         return fail(make_error("bad_input", "policy: network.allow: egress rules need the sandbox's own user namespace "
@@ -86,11 +85,14 @@ Status relink_egress(const Paths& paths, const std::string& /*id*/, int init_pid
     if (!state.contains("egress") || !state["egress"].is_object()) return {};
     auto pool = net::pool_from_env();
     if (!pool) return fail(pool.error());
-    auto held = net::lock_network(paths.run);
-    if (!held) return fail(held.error());
     json& egress = state["egress"];
     (void)net::remove_link(egress.value("interface", ""));
-    if (auto r = net::nat_ensure(paths.run, *pool); !r) return fail(r.error());
+    {
+        // gc may have dropped the table meanwhile (it does when no pins are left).
+        auto held = net::lock_network(paths.run);
+        if (!held) return fail(held.error());
+        if (auto r = net::nat_ensure(paths.run, *pool); !r) return fail(r.error());
+    }
     auto link = net::make_link(*pool, init_pid);
     if (!link) return fail(link.error());
     egress["interface"] = link->host_if;
