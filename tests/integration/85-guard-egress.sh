@@ -76,6 +76,14 @@ expect_exit 1 dsec-run create --layers netbox --id big --policy "$T/big.json" > 
 grep -q "rules" "$T/err" || fail "too many rules: $(cat "$T/err")"
 [ ! -e "$DSEC_RUN/sandboxes/big" ] || fail "a failed create left its state"
 assert_net_clean
+# An id with a dot (bpffs refuses dots in names: its pins are named with ':').
+dsec-run create --layers netbox --id dot.ted --policy "$T/mirror.json" > /dev/null || fail "create dot.ted"
+on_exit "dsec-run destroy --force dot.ted > /dev/null 2>&1"
+egress_if dot.ted > /dev/null
+[ "$(fetch dot.ted "http://$MIRROR:8080/mirror")" = mirror-ok ] || fail "dot.ted: the allowed mirror"
+grep -q "not permitted" <<< "$(fetch dot.ted "http://$MIRROR:9000/")" || fail "dot.ted: another port"
+dsec-run destroy dot.ted > /dev/null || fail "destroy dot.ted"
+assert_net_clean
 # Past DSEC_EGRESS_SLOTS (read when the programs load) an egress create is refused whole.
 DSEC_EGRESS_SLOTS=1 dsec-run create --layers netbox --id one --policy "$T/mirror.json" > /dev/null || fail "one slot"
 on_exit "dsec-run destroy --force one > /dev/null 2>&1"

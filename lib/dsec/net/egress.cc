@@ -250,7 +250,13 @@ Result<uint32_t> base_of(int slots_fd, uint64_t cg) {
 }  // namespace
 
 std::string bpffs_dir(const std::string& run_dir) { return run_dir + "/bpf"; }
-std::string pin_dir(const std::string& run_dir, const std::string& id) { return bpffs_dir(run_dir) + "/" + id; }
+// bpffs refuses names with a dot, which sandbox ids may have: a dot is written as ':',
+// which no id has.
+std::string pin_dir(const std::string& run_dir, const std::string& id) {
+    std::string name = id;
+    std::replace(name.begin(), name.end(), '.', ':');
+    return bpffs_dir(run_dir) + "/" + name;
+}
 std::string shared_dir(const std::string& run_dir) { return bpffs_dir(run_dir) + "/-egress"; }
 
 Status ensure_bpffs(const std::string& run_dir) {
@@ -339,7 +345,10 @@ std::vector<std::string> pinned_ids(const std::string& run_dir) {
         struct stat st;
         // Not the shared directory ("-egress": no sandbox id starts with '-').
         if (!n.starts_with("-") && ::lstat((bpffs_dir(run_dir) + "/" + n).c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+            {
+            std::replace(n.begin(), n.end(), ':', '.');
             out.push_back(n);
+        }
     }
     return out;
 }

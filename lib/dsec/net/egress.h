@@ -24,7 +24,8 @@ namespace dsec::net {
 
 /// `<run>/bpf`, where the bpffs holding the pins is mounted.
 std::string bpffs_dir(const std::string& run_dir);
-/// `<run>/bpf/<id>`: one sandbox's pin.
+/// `<run>/bpf/<id>` (a dot in the id written as ':', since bpffs refuses dots): one
+/// sandbox's pin.
 std::string pin_dir(const std::string& run_dir, const std::string& id);
 /// `<run>/bpf/-egress` (bpffs refuses names with a dot): the programs' links and the shared maps.
 std::string shared_dir(const std::string& run_dir);
