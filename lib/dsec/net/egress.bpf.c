@@ -87,7 +87,7 @@ static long match_rule(__u32 i, void *data) {
     return 1;
 }
 
-/* The first rule map index of the calling task's sandbox's slot, or -1 (no slot: no
+/* The first rule array index of the calling task's sandbox's slot, or -1 (no slot: no
  * egress rules, left alone). */
 static __always_inline long slot_of(__u64 *cgroup) {
     *cgroup = bpf_get_current_ancestor_cgroup_id(sandbox_level);
