@@ -51,7 +51,7 @@ rate() { for _ in 1 2 3 4 5; do send "$1"; sleep 0.2; done | median; }
 host=$(rate host)
 with=$(rate tput)
 # The same path without the programs: unpinning the links detaches them.
-for l in connect4 connect6 sendmsg4 sendmsg6 sock_create; do rm -f "$DSEC_RUN/bpf/tput/$l"; done
+for l in connect4 connect6 sendmsg4 sendmsg6 sock_create; do rm -f "$DSEC_RUN/bpf/-egress/$l"; done
 without=$(rate tput)
 echo "throughput: host ${host} MiB/s, sandbox veth+NAT ${without} MiB/s, with egress programs ${with} MiB/s" \
      "(with/without $(awk -v a="$with" -v b="$without" 'BEGIN{printf "%.3f", a/b}'))"

@@ -3,7 +3,8 @@
 # an allowed destination answers, everything else is refused at connect (EPERM, no
 # timeout): another port of the same host, the host's own addresses (the veth's gateway
 # and the mirror-side address), the cloud metadata address. A sandbox without a policy
-# keeps loopback only. destroy leaves no interface, NAT table or pin behind.
+# keeps loopback only. destroy leaves no interface or pin behind, gc then no NAT table or
+# programs; past DSEC_EGRESS_SLOTS a create is refused whole.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/net-lib.sh"
 
@@ -26,11 +27,20 @@ gw=$(dsec-run inspect egress | jq -r .egress.gateway)
 ip link show "$hostif" > /dev/null || fail "no host interface $hostif"
 [ -d "$DSEC_RUN/bpf/egress" ] || fail "no pins"
 nft list table inet "$NET_TABLE" > "$T/table"
-grep -q "$hostif" "$T/table" || fail "interface not in the NAT table: $(cat "$T/table")"
-# The programs hang on the sandbox's unified cgroup.
-cg=/sys/fs/cgroup/unified/$DSEC_CGROUP_PARENT/egress
-attached=$(bpftool cgroup show "$cg" 2>/dev/null | grep -cE "connect4|connect6|sendmsg4|sendmsg6|sock_create" || true)
-[ "$attached" = 5 ] || fail "expected 5 programs on $cg, got $attached: $(bpftool cgroup show "$cg")"
+# The run directory's table names no sandbox: every sandbox interface (dsec-n*) and the pool.
+[[ $hostif == dsec-n* ]] || fail "interface $hostif is not a dsec-n* one"
+grep -q 'oifname "dsec-n\*" drop' "$T/table" || fail "no forward rule in the NAT table: $(cat "$T/table")"
+grep -q 'ip saddr 100.64.0.0/10 oifname != "dsec-n\*" masquerade' "$T/table" || fail "no masquerade: $(cat "$T/table")"
+# The programs hang on the run directory's cgroup parent and are in force (inherited)
+# on the sandbox's unified cgroup; the plain sandbox inherits them too, and having no
+# rules, is left alone by them (it has no route out).
+parent=/sys/fs/cgroup/unified/$DSEC_CGROUP_PARENT
+cg=$parent/egress
+progs="connect4|connect6|sendmsg4|sendmsg6|sock_create"
+attached=$(bpftool cgroup show "$parent" 2>/dev/null | grep -cE "$progs" || true)
+[ "$attached" = 5 ] || fail "expected 5 programs on $parent, got $attached: $(bpftool cgroup show "$parent")"
+attached=$(bpftool cgroup show "$cg" effective 2>/dev/null | grep -cE "$progs" || true)
+[ "$attached" = 5 ] || fail "expected 5 programs in force on $cg, got $attached: $(bpftool cgroup show "$cg" effective)"
 
 # Allowed: the mirror's HTTP port, through NAT.
 got=$(fetch egress "http://$MIRROR:8080/mirror")
@@ -65,5 +75,22 @@ echo "{\"network\": {\"allow\": [{\"cidr\": \"$MIRROR/32\", \"ports\": [$ports]}
 expect_exit 1 dsec-run create --layers netbox --id big --policy "$T/big.json" > /dev/null 2> "$T/err"
 grep -q "rules" "$T/err" || fail "too many rules: $(cat "$T/err")"
 [ ! -e "$DSEC_RUN/sandboxes/big" ] || fail "a failed create left its state"
+assert_net_clean
+# An id with a dot (bpffs refuses dots in names: its pins are named with ':').
+dsec-run create --layers netbox --id dot.ted --policy "$T/mirror.json" > /dev/null || fail "create dot.ted"
+on_exit "dsec-run destroy --force dot.ted > /dev/null 2>&1"
+egress_if dot.ted > /dev/null
+[ "$(fetch dot.ted "http://$MIRROR:8080/mirror")" = mirror-ok ] || fail "dot.ted: the allowed mirror"
+grep -q "not permitted" <<< "$(fetch dot.ted "http://$MIRROR:9000/")" || fail "dot.ted: another port"
+dsec-run destroy dot.ted > /dev/null || fail "destroy dot.ted"
+assert_net_clean
+# Past DSEC_EGRESS_SLOTS (read when the programs load) an egress create is refused whole.
+DSEC_EGRESS_SLOTS=1 dsec-run create --layers netbox --id one --policy "$T/mirror.json" > /dev/null || fail "one slot"
+on_exit "dsec-run destroy --force one > /dev/null 2>&1"
+egress_if one > /dev/null
+expect_exit 1 dsec-run create --layers netbox --id two --policy "$T/mirror.json" > "$T/out" 2> /dev/null
+[ "$(jq -r .code "$T/out")" = exhausted ] || fail "a create past the slots: $(cat "$T/out")"
+[ ! -e "$DSEC_RUN/sandboxes/two" ] && [ ! -e "$DSEC_RUN/bpf/two" ] || fail "a create past the slots left something"
+dsec-run destroy one > /dev/null || fail "destroy one"
 assert_net_clean
 echo ok

@@ -57,6 +57,11 @@ for url in "http://$gw:7786/" "http://$MIRROR_HOST:7786/" "http://$MIRROR:9000/"
     grep -q "not permitted" <<< "$got" || fail "evil: $url: expected a refusal, got: $got"
 done
 [ "$(fetch evil "http://$MIRROR:8080/mirror")" = mirror-ok ] || fail "evil: the allowed mirror"
+# After all of it the programs (on the run directory's cgroup parent) are still in force
+# on its cgroup.
+attached=$(bpftool cgroup show "/sys/fs/cgroup/unified/$DSEC_CGROUP_PARENT/evil" effective \
+    | grep -cE "connect4|connect6|sendmsg4|sendmsg6|sock_create" || true)
+[ "$attached" = 5 ] || fail "evil: $attached of the 5 programs in force"
 
 dsec-run destroy evil > /dev/null || fail "destroy evil"
 dsec-run destroy control > /dev/null || fail "destroy control"

@@ -15,16 +15,7 @@ egress_if stage > /dev/null
 
 # Stage 1 (install): the mirror answers; a long connection stays open.
 [ "$(fetch stage "http://$MIRROR:8080/mirror")" = mirror-ok ] || fail "stage 1: mirror"
-dsec-run exec stage -- sh -c "mkfifo /tmp/hold; exec 3<>/tmp/hold; nc $MIRROR 9000 <&3; echo ended > /tmp/ended" \
-    < /dev/null > /dev/null 2>&1 &
-long=$!
-on_exit "kill $long 2>/dev/null"
-for _ in $(seq 100); do
-    n=$(nsenter --net=/proc/"$MIRROR_PID"/ns/net ss -Htn state established '( sport = :9000 )' | wc -l)
-    [ "$n" -ge 1 ] && break
-    sleep 0.05
-done
-[ "$n" -ge 1 ] || fail "the long connection did not open"
+hold_connection stage "$MIRROR" "$MIRROR_PID"
 
 # Stage 2 (test): deny the mirror. The record says what is in force and what was cut.
 out=$(dsec-guard net deny stage "$MIRROR") || fail "net deny: $out"

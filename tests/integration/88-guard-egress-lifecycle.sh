@@ -1,8 +1,9 @@
 #!/bin/bash
 # Egress through a sandbox's life: reset gives the new init a new veth (the old one went
 # with the old network namespace) and keeps the rules; fork gives each fork the rules its
-# parent has now; a sandbox whose init died is cleaned by dsec-reclaim gc down to the NAT
-# table and the pins; two egress sandboxes never collide on an address.
+# parent has now; a sandbox whose init died is cleaned by dsec-reclaim gc down to its
+# pins; two egress sandboxes never collide on an address; the run directory's programs
+# follow a cgroup parent made again.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/net-lib.sh"
 
@@ -37,18 +38,31 @@ dsec-run exec "$forked" -- sh -c "echo hi | timeout 5 nc $MIRROR 9000 && echo se
     || fail "the fork cannot reach the port its parent allowed live"
 dsec-run destroy "$forked" > /dev/null
 
-# gc: an init killed from outside leaves veth-less debris (NAT entry, pins): gc clears it.
+# gc: an init killed from outside leaves veth-less debris (its rules and pins): gc clears it.
 pid=$(dsec-run inspect other | jq -r .pid)
 kill -9 "$pid"
 for _ in $(seq 100); do [ -e /proc/"$pid" ] || break; sleep 0.05; done
 dsec-reclaim gc > "$T/gc" || fail "gc: $(cat "$T/gc")"
 grep -q '"dead_init"' "$T/gc" || fail "gc did not see the dead init: $(cat "$T/gc")"
 [ ! -e "$DSEC_RUN/bpf/other" ] || fail "gc left the pins of other"
-nft list table inet "$NET_TABLE" > "$T/table"
-grep -q "$b" "$T/table" && fail "gc left the NAT entry of other"
 # The live sandbox's egress is untouched by gc.
 [ "$(fetch life "http://$MIRROR:8080/mirror")" = mirror-ok ] || fail "gc broke a live sandbox's egress"
 
+# The run directory's programs outlive its last egress sandbox (until gc). If the cgroup
+# parent they hang on is removed and made again meanwhile (gc removes an empty one), the
+# next create replaces the links left on the old one: the new sandbox is filtered.
 dsec-run destroy life > /dev/null || fail "destroy"
+[ -e "$DSEC_RUN/bpf/-egress/connect4" ] || fail "the programs went with the last egress sandbox"
+[ ! -e "$DSEC_RUN/bpf/life" ] || fail "destroy left the pins of life"
+rmdir /sys/fs/cgroup/*/"$DSEC_CGROUP_PARENT" /sys/fs/cgroup/unified/"$DSEC_CGROUP_PARENT" 2>/dev/null || true
+[ ! -d "/sys/fs/cgroup/unified/$DSEC_CGROUP_PARENT" ] || fail "the cgroup parent is still there"
+dsec-run create --layers netbox --id again --policy "$T/mirror.json" > /dev/null || fail "create again"
+on_exit "dsec-run destroy --force again > /dev/null 2>&1"
+egress_if again > /dev/null
+attached=$(bpftool cgroup show "/sys/fs/cgroup/unified/$DSEC_CGROUP_PARENT/again" effective | grep -cE "connect4|sock_create")
+[ "$attached" = 2 ] || fail "the programs are not in force on the new parent's sandbox"
+[ "$(fetch again "http://$MIRROR:8080/mirror")" = mirror-ok ] || fail "again: mirror"
+grep -q "not permitted" <<< "$(fetch again "http://$MIRROR:9000/")" || fail "again: port 9000 is not refused"
+dsec-run destroy again > /dev/null || fail "destroy again"
 assert_net_clean
 echo ok

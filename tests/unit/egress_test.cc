@@ -6,8 +6,12 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
+#include <algorithm>
+
 #include "dsec/guard/egress_rules.h"
+#include "dsec/guard/hosts.h"
 #include "dsec/net/link.h"
+#include "dsec/net/resolve.h"
 
 using namespace dsec;
 using nlohmann::json;
@@ -38,8 +42,14 @@ TEST_CASE("egress: ranges, ports and protocols compile into rules that match exa
         {"cidr": "192.0.2.7"},
         {"cidr": "fd00::/8", "ports": [53], "protocol": "udp"},
         {"domain": "mirror.example"}]})"));
+    CHECK(t.error().code == "unresolved");  // a domain needs its addresses
+    t = guard::compile_rules(rules_of(R"({"allow": [
+        {"cidr": "10.1.0.0/16", "ports": [443, "8000-8100"], "protocol": "tcp"},
+        {"cidr": "192.0.2.7"},
+        {"cidr": "fd00::/8", "ports": [53], "protocol": "udp"},
+        {"domain": "mirror.example"}]})"), {{"mirror.example", {}}});
     REQUIRE(t);
-    CHECK(t->size() == 4);  // two port ranges, one whole range, one v6; the domain adds nothing
+    CHECK(t->size() == 4);  // two port ranges, one whole range, one v6; a name without addresses adds nothing
     CHECK(ok(*t, "10.1.255.3", 443));
     CHECK(ok(*t, "10.1.0.1", 8050));
     CHECK_FALSE(ok(*t, "10.1.0.1", 8101));
@@ -65,6 +75,47 @@ TEST_CASE("egress: ranges, ports and protocols compile into rules that match exa
     REQUIRE(all);
     CHECK(ok(*all, "203.0.113.9", 1));
     CHECK_FALSE(ok(*all, "2001:db8::1", 1));
+}
+
+TEST_CASE("egress: a domain compiles into one exact rule per address it resolved to") {
+    auto rules = rules_of(R"({"allow": [{"domain": "pypi.example", "ports": [443], "protocol": "tcp"},
+                                        {"domain": "other.example"}]})");
+    CHECK(guard::domains_of(rules) == std::vector<std::string>{"pypi.example", "other.example"});
+    guard::Resolved resolved = {{"pypi.example", {"198.51.100.7", "2001:db8::7"}}, {"other.example", {"192.0.2.1"}}};
+    auto t = guard::compile_rules(rules, resolved);
+    REQUIRE(t);
+    CHECK(t->size() == 3);
+    CHECK(ok(*t, "198.51.100.7", 443));
+    CHECK_FALSE(ok(*t, "198.51.100.7", 80));     // the name's ports only
+    CHECK_FALSE(ok(*t, "198.51.100.7", 443, 17));  // and its protocol
+    CHECK_FALSE(ok(*t, "198.51.100.8", 443));    // /32: not the neighbour
+    CHECK(ok(*t, "2001:db8::7", 443));
+    CHECK_FALSE(ok(*t, "2001:db8::8", 443));     // /128
+    CHECK(ok(*t, "192.0.2.1", 9, 17));
+    resolved["other.example"] = {"not an address"};
+    CHECK(guard::compile_rules(rules, resolved).error().code == "bad_input");
+}
+
+TEST_CASE("egress: the sandbox's /etc/hosts keeps the image's lines and ends with dsec's block") {
+    guard::Resolved resolved = {{"pypi.example", {"198.51.100.7", "2001:db8::7"}}};
+    std::string image = "127.0.0.1 localhost\n# a comment\n\n10.9.9.9 pypi.example\n10.9.9.8 build pypi.example cache\n";
+    std::string text = guard::hosts_text(image, resolved, "T1");
+    CHECK(text == "127.0.0.1 localhost\n# a comment\n\n10.9.9.8 build cache\n" + std::string(guard::kHostsMarker) +
+                      " at T1 (read-only)\n198.51.100.7 pypi.example\n2001:db8::7 pypi.example\n");
+    // Written again over its own text: the block is replaced, not repeated.
+    resolved["pypi.example"] = {"198.51.100.9"};
+    std::string again = guard::hosts_text(text, resolved, "T2");
+    CHECK(again == "127.0.0.1 localhost\n# a comment\n\n10.9.9.8 build cache\n" + std::string(guard::kHostsMarker) +
+                       " at T2 (read-only)\n198.51.100.9 pypi.example\n");
+    // No names left: the block says so and holds nothing.
+    CHECK(guard::hosts_text(again, {}, "T3").ends_with(" at T3 (read-only)\n"));
+}
+
+// (A name that does not resolve is test 94's: here it would ask the host's DNS.)
+TEST_CASE("egress: names resolve with the host's resolver, /etc/hosts first") {
+    auto local = net::resolve_name("localhost");
+    REQUIRE(local);
+    CHECK(std::find(local->begin(), local->end(), "127.0.0.1") != local->end());
 }
 
 TEST_CASE("egress: a table past the programs' size is refused") {

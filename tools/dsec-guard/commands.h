@@ -21,5 +21,6 @@ void add_check(CLI::App& app, Context& ctx);  // check POLICY...
 void add_net(CLI::App& app, Context& ctx);    // net allow|deny ID DEST...
 void add_apply(CLI::App& app, Context& ctx);  // apply ID POLICY
 void add_events(CLI::App& app, Context& ctx); // events [ID...] [-f]
+void add_refresh(CLI::App& app, Context& ctx); // refresh [ID...]
 
 }  // namespace dsec::guard_tool

@@ -10,7 +10,8 @@ int main(int argc, char** argv) {
         "  dsec-layer ls base task-4711 | dsec-mount | dsec-run create --policy examples/policies/eval.json\n"
         "  dsec-guard net allow task-4711 10.0.0.5,443,tcp   # open the mirror for the install stage\n"
         "  dsec-guard net deny task-4711 10.0.0.5            # close it again; its connections are cut\n"
-        "  dsec-guard events -f | jq -c 'select(.op == \"connect\")'"));
+        "  dsec-guard events -f | jq -c 'select(.op == \"connect\")'\n"
+        "  dsec-guard refresh | jq -c 'select(.changed)'            # from cron: names resolved again"));
     cli::add_version(app);
     app.require_subcommand(1, 1);
 
@@ -24,6 +25,8 @@ int main(int argc, char** argv) {
     guard_tool::add_apply(app, ctx);
     // Print the egress denials the sandboxes' programs counted.
     guard_tool::add_events(app, ctx);
+    // Resolve the egress rules' domain names again.
+    guard_tool::add_refresh(app, ctx);
 
     return cli::main(app, argc, argv, [&] { return ctx.action(); });
 }

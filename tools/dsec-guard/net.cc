@@ -20,7 +20,7 @@ Result<guard::NetworkRules> recorded_rules(const json& state) {
 
 Status emit_change(const std::string& id, const sandbox::EgressChange& c) {
     return jsonl::emit(json{{"type", "network"}, {"v", 1}, {"id", id}, {"network", c.network},
-                            {"cut", c.cut}, {"started", c.started}});
+                            {"names", c.names}, {"cut", c.cut}, {"started", c.started}});
 }
 
 Status change(const cli::Paths& p, const std::string& id, bool allow, const std::vector<std::string>& texts) {
@@ -28,9 +28,6 @@ Status change(const cli::Paths& p, const std::string& id, bool allow, const std:
     for (auto& t : texts) {
         auto d = guard::parse_destination_text(t);
         if (!d) return fail(d.error());
-        if (!d->domain.empty())
-            return fail(make_error("unsupported", "destination \"" + t + "\": domain names are not resolved by this "
-                                                  "dsec yet; name the addresses"));
         dests.push_back(std::move(*d));
     }
     sandbox::Paths paths(p);
@@ -62,10 +59,6 @@ Status same_besides_network(const json& state, const guard::Policy& policy, cons
 Status apply(const cli::Paths& p, const std::string& id, const std::string& file) {
     auto policy = guard::load_policy(file);
     if (!policy) return fail(policy.error());
-    for (auto& d : policy->network.allow)
-        if (!d.domain.empty())
-            return fail(make_error("unsupported", "policy: network.allow: domain \"" + d.domain +
-                                                      "\": domain names are not resolved by this dsec yet", file));
     sandbox::Paths paths(p);
     auto held = sandbox::lock(paths, id);
     if (!held) return fail(held.error());
@@ -88,7 +81,7 @@ void add_net(CLI::App& app, Context& ctx) {
                                         allow ? "let the sandbox reach destinations"
                                               : "take destinations away and cut connections to them");
         cmd->add_option("ID", *id, "sandbox id")->required();
-        cmd->add_option("DEST", *dests, "CIDR[,PORT|FIRST-LAST...][,tcp|udp]")->required();
+        cmd->add_option("DEST", *dests, "CIDR|DOMAIN[,PORT|FIRST-LAST...][,tcp|udp]")->required();
         cmd->callback([&ctx, allow, id, dests] {
             ctx.action = [&ctx, allow, id, dests]() -> Result<int> {
                 if (auto r = change(ctx.paths, *id, allow, *dests); !r) return fail(r.error());

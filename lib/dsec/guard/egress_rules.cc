@@ -22,24 +22,44 @@ void mask_words(unsigned bits, unsigned total, uint32_t out[4]) {
 uint8_t proto_number(Protocol p) {
     return p == Protocol::tcp ? 6 : p == Protocol::udp ? 17 : 0;
 }
+
+// Appends the rules of one address range `d` (ports and protocol included).
+void add_range(const Destination& d, net::RuleTable& table) {
+    dsec_egress_rule r{};
+    r.family = d.family == AF_INET6 ? 6 : 4;
+    r.proto = proto_number(d.protocol);
+    std::memcpy(r.addr, d.addr.data(), r.family == 6 ? 16 : 4);
+    mask_words(d.prefix, r.family == 6 ? 128 : 32, r.mask);
+    for (int w = 0; w < 4; w++) r.addr[w] &= r.mask[w];
+    std::vector<std::pair<uint16_t, uint16_t>> ports = d.ports;
+    if (ports.empty()) ports.emplace_back(0, 65535);
+    for (auto [lo, hi] : ports) {
+        r.port_lo = lo;
+        r.port_hi = hi;
+        table.push_back(r);
+    }
+}
 }  // namespace
 
-Result<net::RuleTable> compile_rules(const NetworkRules& rules) {
+Result<net::RuleTable> compile_rules(const NetworkRules& rules, const Resolved& resolved) {
     net::RuleTable table;
     for (auto& d : rules.allow) {
-        if (!d.domain.empty()) continue;
-        dsec_egress_rule r{};
-        r.family = d.family == AF_INET6 ? 6 : 4;
-        r.proto = proto_number(d.protocol);
-        std::memcpy(r.addr, d.addr.data(), r.family == 6 ? 16 : 4);
-        mask_words(d.prefix, r.family == 6 ? 128 : 32, r.mask);
-        for (int w = 0; w < 4; w++) r.addr[w] &= r.mask[w];
-        std::vector<std::pair<uint16_t, uint16_t>> ports = d.ports;
-        if (ports.empty()) ports.emplace_back(0, 65535);
-        for (auto [lo, hi] : ports) {
-            r.port_lo = lo;
-            r.port_hi = hi;
-            table.push_back(r);
+        if (d.domain.empty()) {
+            add_range(d, table);
+            continue;
+        }
+        auto found = resolved.find(d.domain);
+        if (found == resolved.end())
+            return fail(make_error("unresolved", "domain \"" + d.domain + "\" has not been resolved"));
+        for (auto& text : found->second) {
+            Destination one = d;
+            one.domain.clear();
+            one.family = text.find(':') != std::string::npos ? AF_INET6 : AF_INET;
+            one.prefix = one.family == AF_INET6 ? 128 : 32;
+            one.addr = {};
+            if (::inet_pton(one.family, text.c_str(), one.addr.data()) != 1)
+                return fail(make_error("bad_input", "domain \"" + d.domain + "\": \"" + text + "\" is not an address"));
+            add_range(one, table);
         }
     }
     if (table.size() > DSEC_EGRESS_MAX_RULES)
@@ -47,6 +67,13 @@ Result<net::RuleTable> compile_rules(const NetworkRules& rules) {
                                                " (range, ports) rules; at most " +
                                                std::to_string(DSEC_EGRESS_MAX_RULES) + " fit"));
     return table;
+}
+
+std::vector<std::string> domains_of(const NetworkRules& rules) {
+    std::vector<std::string> out;
+    for (auto& d : rules.allow)
+        if (!d.domain.empty() && std::find(out.begin(), out.end(), d.domain) == out.end()) out.push_back(d.domain);
+    return out;
 }
 
 Result<Destination> parse_destination_text(const std::string& text) {

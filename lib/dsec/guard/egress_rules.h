@@ -2,6 +2,7 @@
 // (net/table.h), written as `dsec-guard net` takes them, and added or taken away.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,9 +12,16 @@
 
 namespace dsec::guard {
 
-/// Compiles the address-range destinations (a domain contributes nothing: names are not
-/// resolved by this build). Errors: too_many past DSEC_EGRESS_MAX_RULES rules.
-Result<net::RuleTable> compile_rules(const NetworkRules& rules);
+/// The addresses each domain of a rule set resolved to (text, as net::resolve_name gives).
+using Resolved = std::map<std::string, std::vector<std::string>>;
+
+/// Compiles the destinations: a range as it is, a domain as one /32 or /128 rule per
+/// address `resolved` holds for it, with the domain's ports and protocol. Errors:
+/// too_many past DSEC_EGRESS_MAX_RULES rules, unresolved for a domain `resolved` lacks.
+Result<net::RuleTable> compile_rules(const NetworkRules& rules, const Resolved& resolved = {});
+
+/// The domains of `rules`, each once, in order.
+std::vector<std::string> domains_of(const NetworkRules& rules);
 
 /// The text form `dsec-guard net` takes: "CIDR|DOMAIN[,PORT|FIRST-LAST...][,tcp|udp]",
 /// e.g. "10.1.2.3,80,8000-8100,tcp". Errors: bad_input naming the part at fault.

@@ -1,7 +1,5 @@
-// Mounting a policy's file rules from a helper that joined the sandbox's mount namespace;
-// the covers of hidden paths are cloned on the host beforehand. The helper shares the
-// memory of a possibly multi-threaded dsec-run: it only makes raw system calls on data
-// prepared before the clone.
+// Mounting a policy's file rules from a helper that joined the sandbox's mount namespace
+// (in_mount_ns.h); the covers of hidden paths are cloned on the host beforehand.
 #include "dsec/guard/files.h"
 
 #include <fcntl.h>
@@ -16,10 +14,8 @@
 #include <cerrno>
 
 #include "dsec/guard/covers.h"
+#include "dsec/guard/in_mount_ns.h"
 #include "dsec/ns/confine.h"
-#include "dsec/mount/usage.h"
-#include "dsec/ns/confinement.h"
-#include "dsec/ns/helper_stack.h"
 
 namespace dsec::guard {
 
@@ -118,23 +114,15 @@ void check_links(const std::vector<std::pair<FileStep, std::string>>& plan, std:
     ::_exit(0);
 }
 
-struct HelperArgs {
+struct Work {
     const std::vector<std::pair<FileStep, std::string>>* plan;
     const Covers* covers;
     std::vector<struct statx>* seen;
-    int pidfd;
-    int report_fd;
-    ns::HelperStack* stack;
 };
 
-// Host root enters only the sandbox's mount namespace: its capabilities there come from
-// the host user namespace, an ancestor of the sandbox's, and a user namespace could
-// not be joined by a process that shares its memory.
-int helper_entry(void* p) {
-    auto* a = static_cast<HelperArgs*>(p);
-    a->stack->entered();
-    if (::setns(a->pidfd, CLONE_NEWNS) < 0) die(a->report_fd, "setns", "mount namespace");
-    apply_in_child(*a->plan, *a->covers, *a->seen, a->report_fd);
+void apply_work(void* p, int report_fd) {
+    auto* w = static_cast<Work*>(p);
+    apply_in_child(*w->plan, *w->covers, *w->seen, report_fd);
 }
 
 }  // namespace
@@ -171,28 +159,10 @@ Status apply_file_rules(int init_pid, unsigned long long init_start, const FileR
                 list->push_back(std::move(*c));
             }
     }
-    Fd pidfd(int(::syscall(SYS_pidfd_open, init_pid, 0)));
-    if (!pidfd || !mount::process_alive(init_pid, init_start))
-        return fail(make_error("not_running", "the sandbox's init process is gone"));
-    int p[2];
-    if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
-    Fd rd(p[0]), wr(p[1]);
     // Written by the helper, which shares our memory: no allocation after the clone.
     std::vector<struct statx> seen(rules.hidden.size());
-    ns::HelperStack stack;
-    if (stack.base == MAP_FAILED) return fail(sys_error("mmap", "policy helper stack"));
-    HelperArgs args{&plan, &covers, &seen, pidfd.get(), wr.get(), &stack};
-    // Shares our memory and we sleep until it exits: no page tables to copy. It has its
-    // own fs_struct (no CLONE_FS), which setns into a mount namespace needs.
-    pid_t h = ::clone(helper_entry, stack.top(), CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
-    stack.returned();
-    if (h < 0) return fail(sys_error("clone", "policy helper"));
-    wr.reset();
-    auto reported = ns::read_report(rd.get(), "applying the policy's file rules");
-    while (::waitpid(h, nullptr, 0) < 0 && errno == EINTR) {
-    }
-    if (!reported) return fail(reported.error());
-    return {};
+    Work work{&plan, &covers, &seen};
+    return in_mount_namespace(init_pid, init_start, apply_work, &work, "applying the policy's file rules");
 }
 
 }  // namespace dsec::guard

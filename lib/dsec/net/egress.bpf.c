@@ -1,9 +1,12 @@
-/* Egress filter for one sandbox's cgroup (see dsec-guard(1)): connect and sendmsg are
- * allowed only to destinations in the rules map, loopback excepted; raw inet sockets and
- * every inet protocol but TCP and UDP are refused at socket(). The kernel runs the
- * sock_create hook for inet sockets only: packet sockets are kept out by refusing egress
- * to sandboxes that keep CAP_NET_RAW. A refusal is EPERM to the caller and one more
- * count in the denials map. */
+/* Egress filter for the sandboxes of one run directory (see dsec-guard(1)), attached
+ * once to the run directory's cgroup parent on the unified tree, so that every sandbox
+ * cgroup beneath inherits it. Each sandbox with egress has a slot of the `rules` array,
+ * found by its cgroup id in `slots`: connect and sendmsg are allowed only to
+ * destinations in it, loopback excepted; raw inet sockets and every inet protocol but
+ * TCP and UDP are refused at socket(). A cgroup without a slot (a sandbox without
+ * egress, which has no route out) is left alone. The kernel runs the sock_create hook for inet sockets
+ * only: packet sockets are kept out by refusing egress to sandboxes that keep
+ * CAP_NET_RAW. A refusal is EPERM to the caller and one more count in `denials`. */
 #include <linux/bpf.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
@@ -21,23 +24,30 @@
 
 char _license[] SEC("license") = "GPL";
 
+/* The depth of the sandboxes' cgroups on the unified tree (the parent's plus one): set
+ * before loading. */
+const volatile __u32 sandbox_level = 2;
+
+/* Slot s holds entries [s * DSEC_EGRESS_SLOT, (s + 1) * DSEC_EGRESS_SLOT): two tables
+ * and the config. The number of slots is set before loading. */
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
-    __uint(max_entries, 2 * DSEC_EGRESS_MAX_RULES);
+    __uint(max_entries, DSEC_EGRESS_SLOT);
     __type(key, __u32);
     __type(value, struct dsec_egress_rule);
 } rules SEC(".maps");
 
+/* cgroup id -> slot: written once when a sandbox gets egress, deleted when it goes. */
 struct {
-    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(type, BPF_MAP_TYPE_HASH);
     __uint(max_entries, 1);
-    __type(key, __u32);
-    __type(value, struct dsec_egress_config);
-} config SEC(".maps");
+    __type(key, __u64);
+    __type(value, __u32);
+} slots SEC(".maps");
 
 struct {
     __uint(type, BPF_MAP_TYPE_LRU_HASH);
-    __uint(max_entries, 4096);
+    __uint(max_entries, DSEC_EGRESS_MAX_DENIALS);
     __type(key, struct dsec_egress_denial);
     __type(value, __u64);
 } denials SEC(".maps");
@@ -77,13 +87,22 @@ static long match_rule(__u32 i, void *data) {
     return 1;
 }
 
+/* The first rule array index of the calling task's sandbox's slot, or -1 (no slot: no
+ * egress rules, left alone). */
+static __always_inline long slot_of(__u64 *cgroup) {
+    *cgroup = bpf_get_current_ancestor_cgroup_id(sandbox_level);
+    __u32 *slot = bpf_map_lookup_elem(&slots, cgroup);
+    if (!slot) return -1;
+    return (long)*slot * DSEC_EGRESS_SLOT;
+}
+
 /* addr: network byte order words (IPv4 in word 0); port: host order. */
-static __always_inline int allowed(__u8 family, const __u32 *addr, __u16 port, __u8 proto) {
+static __always_inline int allowed(__u32 base, __u8 family, const __u32 *addr, __u16 port, __u8 proto) {
     /* The sandbox's own loopback is always its own. */
     if (family == 4 && (bpf_ntohl(addr[0]) >> 24) == 127) return 1;
     if (family == 6 && !addr[0] && !addr[1] && !addr[2] && addr[3] == bpf_htonl(1)) return 1;
-    __u32 zero = 0;
-    struct dsec_egress_config *cfg = bpf_map_lookup_elem(&config, &zero);
+    __u32 at = base + DSEC_EGRESS_CONFIG;
+    struct dsec_egress_config *cfg = bpf_map_lookup_elem(&rules, &at);
     if (!cfg) return 0;
     __u32 live = cfg->live & 1;
     __u32 n = cfg->count[live];
@@ -93,7 +112,7 @@ static __always_inline int allowed(__u8 family, const __u32 *addr, __u16 port, _
     m.addr[1] = addr[1];
     m.addr[2] = addr[2];
     m.addr[3] = addr[3];
-    m.base = live * DSEC_EGRESS_MAX_RULES;
+    m.base = base + live * DSEC_EGRESS_MAX_RULES;
     m.port = port;
     m.family = family;
     m.proto = proto;
@@ -107,11 +126,13 @@ static __always_inline __u8 proto_of(struct bpf_sock_addr *ctx) {
 
 static __always_inline int check4(struct bpf_sock_addr *ctx, __u8 kind) {
     struct dsec_egress_denial d = {};
+    long base = slot_of(&d.cgroup);
+    if (base < 0) return 1;
     d.family = 4;
     d.addr[0] = ctx->user_ip4;
     d.port = bpf_ntohs((__u16)ctx->user_port);
     d.proto = proto_of(ctx);
-    if (allowed(4, d.addr, d.port, d.proto)) return 1;
+    if (allowed((__u32)base, 4, d.addr, d.port, d.proto)) return 1;
     d.kind = kind;
     count(&d);
     return 0;
@@ -119,6 +140,8 @@ static __always_inline int check4(struct bpf_sock_addr *ctx, __u8 kind) {
 
 static __always_inline int check6(struct bpf_sock_addr *ctx, __u8 kind) {
     struct dsec_egress_denial d = {};
+    long base = slot_of(&d.cgroup);
+    if (base < 0) return 1;
     d.addr[0] = ctx->user_ip6[0];
     d.addr[1] = ctx->user_ip6[1];
     d.addr[2] = ctx->user_ip6[2];
@@ -133,7 +156,7 @@ static __always_inline int check6(struct bpf_sock_addr *ctx, __u8 kind) {
     }
     d.port = bpf_ntohs((__u16)ctx->user_port);
     d.proto = proto_of(ctx);
-    if (allowed(d.family, d.addr, d.port, d.proto)) return 1;
+    if (allowed((__u32)base, d.family, d.addr, d.port, d.proto)) return 1;
     d.kind = kind;
     count(&d);
     return 0;
@@ -153,6 +176,8 @@ int sendmsg6(struct bpf_sock_addr *ctx) { return check6(ctx, 2); }
 
 SEC("cgroup/sock_create")
 int sock_create(struct bpf_sock *sk) {
+    struct dsec_egress_denial d = {};
+    if (slot_of(&d.cgroup) < 0) return 1;
     int ok;
     if (sk->family == AF_INET || sk->family == AF_INET6)
         ok = (sk->type == SOCK_STREAM && sk->protocol == IPPROTO_TCP) ||
@@ -160,7 +185,6 @@ int sock_create(struct bpf_sock *sk) {
     else
         ok = sk->family != AF_PACKET && sk->type != SOCK_RAW;
     if (ok) return 1;
-    struct dsec_egress_denial d = {};
     d.family = sk->family == AF_INET6 ? 6 : sk->family == AF_INET ? 4 : 0;
     d.proto = (__u8)sk->protocol;
     d.kind = 3;

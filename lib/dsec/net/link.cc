@@ -8,9 +8,8 @@
 
 #include <cstdlib>
 
+#include "dsec/net/netlink.h"
 #include "dsec/sys/fd.h"
-#include "dsec/sys/fs.h"
-#include "dsec/sys/proc.h"
 
 namespace dsec::net {
 
@@ -22,15 +21,23 @@ std::string dotted(uint32_t host_order) {
     return text;
 }
 
-// Runs `ip -batch FILE` with `lines` (one exec for several changes), optionally inside
-// the network namespace of `pid`.
-Status ip_batch(const std::string& file, const std::string& lines, int pid) {
-    if (auto r = fs::atomic_write(file, lines, 0600); !r) return fail(r.error());
-    std::vector<std::string> argv = {"ip", "-batch", file};
-    if (pid > 0) argv.insert(argv.begin(), {"nsenter", "--net=/proc/" + std::to_string(pid) + "/ns/net", "--"});
-    Status done = proc::run_checked(argv);
-    ::unlink(file.c_str());
-    return done;
+// The host end up with its address and forwarding on, eth0 inside (through `inside`)
+// up with its address and a default route through the host end.
+Status configure(Rtnl& host, Rtnl& inside, const Link& l, uint32_t base) {
+    auto index = host.link_index(l.host_if);
+    if (!index) return fail(index.error());
+    if (auto r = host.add_address4(*index, base + 1, 30); !r) return r;
+    if (auto r = host.set_up(*index); !r) return r;
+    // A sandbox's packets are forwarded only from its own interface; the host-wide
+    // switch is left as it is.
+    std::string fwd = "/proc/sys/net/ipv4/conf/" + l.host_if + "/forwarding";
+    Fd f(::open(fwd.c_str(), O_WRONLY | O_CLOEXEC));
+    if (!f || ::write(f.get(), "1", 1) != 1) return fail(sys_error("write", fwd));
+    auto eth0 = inside.link_index("eth0");
+    if (!eth0) return fail(eth0.error());
+    if (auto r = inside.add_address4(*eth0, base + 2, 30); !r) return r;
+    if (auto r = inside.set_up(*eth0); !r) return r;
+    return inside.add_default_route4(*eth0, base + 1);
 }
 }  // namespace
 
@@ -59,35 +66,30 @@ Link link_for(const Pool& pool, uint32_t slot) {
 
 bool link_exists(const std::string& host_if) { return ::if_nametoindex(host_if.c_str()) != 0; }
 
-Result<Link> make_link(const Pool& pool, int init_pid, const std::string& scratch_dir) {
+Result<Link> make_link(const Pool& pool, int init_pid) {
     uint32_t start = 0;
     if (::getrandom(&start, sizeof start, 0) != sizeof start) start = uint32_t(::getpid());
-    std::string netns = std::to_string(init_pid);
+    std::string ns_path = "/proc/" + std::to_string(init_pid) + "/ns/net";
+    Fd netns(::open(ns_path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!netns) return fail(sys_error("open", ns_path));
+    auto host = Rtnl::open();
+    if (!host) return fail(host.error());
+    auto inside = Rtnl::open_in(netns.get());
+    if (!inside) return fail(inside.error());
     for (uint32_t i = 0; i < pool.slots(); i++) {
         uint32_t slot = (start + i) % pool.slots();
         Link l = link_for(pool, slot);
         if (link_exists(l.host_if)) continue;
-        auto made = proc::run({"ip", "link", "add", l.host_if, "type", "veth", "peer", "name", "eth0", "netns", netns});
-        if (!made) return fail(made.error());
-        if (made->status != 0) {
-            // Taken between the check and the add by a create beside this one.
-            if (made->stderr_tail.find("File exists") != std::string::npos) continue;
-            return fail(make_error("helper_failed", "ip link add " + l.host_if + ": " + made->stderr_tail));
+        if (auto made = host->add_veth(l.host_if, "eth0", netns.get()); !made) {
+            // Taken between the check and the add by a create beside this one (an eth0
+            // already in the sandbox is EEXIST too, but leaves the host name free).
+            if (made.error().code == "exists" && link_exists(l.host_if)) continue;
+            return fail(std::move(made.error()).context("making " + l.host_if));
         }
-        auto undo = [&](Error e) -> Result<Link> {
+        if (auto r = configure(*host, *inside, l, pool.first + slot * 4); !r) {
             (void)remove_link(l.host_if);
-            return fail(std::move(e).context("setting up " + l.host_if));
-        };
-        std::string host = "addr add " + l.host_addr + "/30 dev " + l.host_if + "\nlink set " + l.host_if + " up\n";
-        if (auto r = ip_batch(scratch_dir + "/ip-host", host, 0); !r) return undo(r.error());
-        // A sandbox's packets are forwarded only from its own interface; the host-wide
-        // switch is left as it is.
-        std::string fwd = "/proc/sys/net/ipv4/conf/" + l.host_if + "/forwarding";
-        Fd f(::open(fwd.c_str(), O_WRONLY | O_CLOEXEC));
-        if (!f || ::write(f.get(), "1", 1) != 1) return undo(sys_error("write", fwd));
-        std::string inside = "addr add " + l.sandbox_addr + "/30 dev eth0\nlink set eth0 up\nroute add default via " +
-                             l.host_addr + " dev eth0\n";
-        if (auto r = ip_batch(scratch_dir + "/ip-inside", inside, init_pid); !r) return undo(r.error());
+            return fail(std::move(r.error()).context("setting up " + l.host_if));
+        }
         return l;
     }
     return fail(make_error("exhausted", "every one of the " + std::to_string(pool.slots()) +
@@ -95,11 +97,12 @@ Result<Link> make_link(const Pool& pool, int init_pid, const std::string& scratc
 }
 
 Status remove_link(const std::string& host_if) {
-    if (!link_exists(host_if)) return {};
-    auto out = proc::run({"ip", "link", "del", host_if});
-    if (!out) return fail(out.error());
-    if (out->status != 0 && link_exists(host_if))
-        return fail(make_error("helper_failed", "ip link del " + host_if + ": " + out->stderr_tail));
+    if (host_if.empty()) return {};
+    auto host = Rtnl::open();
+    if (!host) return fail(host.error());
+    // Deleting one end deletes the pair; one already gone (with its sandbox's network
+    // namespace) is fine.
+    if (auto r = host->delete_link(host_if); !r && r.error().code != "not_found") return r;
     return {};
 }
 

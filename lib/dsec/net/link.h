@@ -36,13 +36,14 @@ struct Link {
 /// The link of `slot` (names and addresses only).
 Link link_for(const Pool& pool, uint32_t slot);
 
-/// Claims a free slot and makes the pair: the host end up with its address and
-/// forwarding on, eth0 inside the network namespace of `init_pid` up with its address
-/// and a default route through the host end. On error the pair is removed.
-/// Errors: exhausted (every slot taken), helper_failed (ip).
-Result<Link> make_link(const Pool& pool, int init_pid, const std::string& scratch_dir);
+/// Claims a free slot and makes the pair (rtnetlink, netlink.h): the host end up with
+/// its address and forwarding on, eth0 inside the network namespace of `init_pid` up
+/// with its address and a default route through the host end. On error the pair is
+/// removed. Errors: exhausted (every slot taken), the failing netlink request.
+Result<Link> make_link(const Pool& pool, int init_pid);
 
-/// Removes the host end (and so the pair); one already gone is fine. Errors: helper_failed.
+/// Removes the host end (and so the pair); one already gone is fine. Errors: the
+/// failing netlink request.
 Status remove_link(const std::string& host_if);
 
 /// True when the host has an interface of that name.

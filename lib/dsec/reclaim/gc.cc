@@ -183,9 +183,9 @@ Status id_ranges(Pass& p) {
     return {};
 }
 
-// Step 3b: egress programs pinned for a sandbox that is gone (a create or destroy killed
-// between its steps), and with the last of them the run directory's NAT table. Their
-// veths went with the sandboxes' network namespaces.
+// Step 3b: egress rules pinned for a sandbox that is gone (a create or destroy killed
+// between its steps; their veths went with the sandboxes' network namespaces), and once
+// no sandbox has egress, the run directory's programs and NAT table.
 Status egress(Pass& p) {
     for (auto& id : net::pinned_ids(p.paths.run)) {
         if (fs::exists(p.paths.state_dir(id))) continue;
@@ -195,7 +195,16 @@ Status egress(Pass& p) {
             !r)
             return r;
     }
-    return {};
+    auto unused = sandbox::drop_unused_egress(p.paths, true);
+    if (!unused) {
+        p.report.problem(std::move(unused.error()).context("gc unused_egress"));
+        return {};
+    }
+    if (!*unused) return {};
+    return p.act("unused_egress", "", net::shared_dir(p.paths.run), json::object(), [&]() -> Status {
+        if (auto r = sandbox::drop_unused_egress(p.paths, false); !r) return fail(r.error());
+        return {};
+    });
 }
 
 // Step 4: upper directories no sandbox owns, once past the grace period and not under an

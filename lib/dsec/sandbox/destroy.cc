@@ -62,7 +62,7 @@ Result<json> destroy(const Paths& paths, const std::string& id, Missing missing,
     // state "destroying" for the next destroy to finish.
     if (!keep_log_dir.empty())
         if (auto r = keep_log(paths, id, keep_log_dir); !r) return fail(std::move(r.error()).context("keeping the command log"));
-    // The veth went with the network namespace; its NAT entry and the pinned programs stay.
+    // The veth went with the network namespace; its egress slot and pins stay.
     if (auto r = stop_egress(paths, id, st); !r) return fail(r.error());
     // Its host id range goes back to the pool once nothing of it runs.
     if (st.contains("security") && st["security"].is_object() && st["security"].contains("slot"))

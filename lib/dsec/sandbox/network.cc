@@ -8,16 +8,14 @@
 #include "dsec/net/egress.h"
 #include "dsec/net/link.h"
 #include "dsec/net/nat.h"
+#include "dsec/net/netlink.h"
 #include "dsec/guard/egress_rules.h"
+#include "dsec/guard/hosts.h"
+#include "dsec/mount/usage.h"
+#include "dsec/sandbox/egress_names.h"
 #include "dsec/sys/fs.h"
 
 namespace dsec::sandbox {
-
-namespace {
-// Whether any sandbox of the run directory still has pinned programs: the NAT table
-// lives exactly as long as that.
-bool any_pins(const std::string& run_dir) { return !net::pinned_ids(run_dir).empty(); }
-}  // namespace
 
 Status check_egress_security(const Security& sec) {
     if (!sec.userns)
@@ -38,67 +36,85 @@ Result<json> start_egress(const Paths& paths, const std::string& id, int init_pi
                                               "has not mounted"));
     auto pool = net::pool_from_env();
     if (!pool) return fail(pool.error());
-    auto table = guard::compile_rules(rules);
+    // Names first: one that does not resolve stops everything before anything is made.
+    auto names = resolve_names(rules, json::object());
+    if (!names) return fail(names.error());
+    auto table = guard::compile_rules(rules, resolved_of(*names));
     if (!table) return fail(table.error());
-    auto held = net::lock_network(paths.run);
-    if (!held) return fail(held.error());
-    if (auto r = net::ensure_bpffs(paths.run); !r) return fail(r.error());
-    if (auto r = net::attach_egress(paths.run, id, unified_cgroup, *table); !r) return fail(r.error());
+    {
+        // The run directory's shared parts (the programs on its cgroup parent, the NAT
+        // table) are made once, under its lock; the rest is the sandbox's own.
+        auto held = net::lock_network(paths.run);
+        if (!held) return fail(held.error());
+        if (auto r = net::ensure_bpffs(paths.run); !r) return fail(r.error());
+        if (auto r = net::nat_ensure(paths.run, *pool); !r) return fail(r.error());
+        // Programs (and the sandbox's rules) first, so nothing leaves before they filter.
+        if (auto r = net::attach_egress(paths.run, id, unified_cgroup, *table); !r) return fail(r.error());
+    }
     auto undo = [&](Error e) -> Result<json> {
         (void)net::detach_egress(paths.run, id);
-        if (!any_pins(paths.run)) (void)net::nat_drop_table(paths.run);
         return fail(std::move(e));
     };
-    auto link = net::make_link(*pool, init_pid, paths.state_dir(id));
+    auto link = net::make_link(*pool, init_pid);
     if (!link) return undo(link.error());
-    if (auto r = net::nat_add(paths.run, *link); !r) {
+    json egress = {{"interface", link->host_if},
+                   {"gateway", link->host_addr},
+                   {"address", link->sandbox_addr},
+                   {"pins", net::pin_dir(paths.run, id)},
+                   {"names", *names}};
+    if (auto r = write_hosts(paths, id, init_pid, egress); !r) {
         (void)net::remove_link(link->host_if);
         return undo(r.error());
     }
-    return json{{"interface", link->host_if},
-                {"gateway", link->host_addr},
-                {"address", link->sandbox_addr},
-                {"pins", net::pin_dir(paths.run, id)}};
+    return egress;
 }
 
 Status stop_egress(const Paths& paths, const std::string& id, const json& state) {
     const json egress = state.contains("egress") && state["egress"].is_object() ? state["egress"] : json::object();
     if (egress.empty() && !fs::exists(net::pin_dir(paths.run, id))) return {};
+    // The veth first: once its rules are gone the sandbox must have no way out. Its
+    // deletion (an RCU wait in the kernel) needs no lock: the name is the sandbox's.
+    Status first = net::remove_link(egress.value("interface", ""));
     auto held = net::lock_network(paths.run);
     if (!held) return fail(held.error());
-    Status first;
-    auto keep = [&](Status s) {
-        if (!s && first) first = std::move(s);
-    };
-    std::string host_if = egress.value("interface", "");
-    if (!host_if.empty()) {
-        keep(net::nat_remove(paths.run, host_if, egress.value("address", "")));
-        keep(net::remove_link(host_if));
-    }
-    keep(net::detach_egress(paths.run, id));
-    if (!any_pins(paths.run)) keep(net::nat_drop_table(paths.run));
+    if (auto r = net::detach_egress(paths.run, id); !r && first) first = std::move(r);
     return first;
 }
 
-Status relink_egress(const Paths& paths, const std::string& id, int init_pid, json& state) {
+Status relink_egress(const Paths& paths, const std::string& /*id*/, int init_pid, json& state) {
     if (!state.contains("egress") || !state["egress"].is_object()) return {};
     auto pool = net::pool_from_env();
     if (!pool) return fail(pool.error());
-    auto held = net::lock_network(paths.run);
-    if (!held) return fail(held.error());
     json& egress = state["egress"];
-    (void)net::nat_remove(paths.run, egress.value("interface", ""), egress.value("address", ""));
     (void)net::remove_link(egress.value("interface", ""));
-    auto link = net::make_link(*pool, init_pid, paths.state_dir(id));
-    if (!link) return fail(link.error());
-    if (auto r = net::nat_add(paths.run, *link); !r) {
-        (void)net::remove_link(link->host_if);
-        return fail(r.error());
+    {
+        // gc may have dropped the table meanwhile (it does when no pins are left).
+        auto held = net::lock_network(paths.run);
+        if (!held) return fail(held.error());
+        if (auto r = net::nat_ensure(paths.run, *pool); !r) return fail(r.error());
     }
+    auto link = net::make_link(*pool, init_pid);
+    if (!link) return fail(link.error());
     egress["interface"] = link->host_if;
     egress["gateway"] = link->host_addr;
     egress["address"] = link->sandbox_addr;
+    // The new init has a new mount namespace: the host's file goes over /etc/hosts again.
+    std::string hosts = egress.value("hosts", "");
+    if (!hosts.empty()) return guard::bind_hosts(init_pid, mount::process_start(init_pid), hosts);
     return {};
+}
+
+Result<bool> drop_unused_egress(const Paths& paths, bool dry_run) {
+    auto held = net::lock_network(paths.run);
+    if (!held) return fail(held.error());
+    if (!net::pinned_ids(paths.run).empty()) return false;
+    auto table = net::Rtnl::nft_table_exists(net::table_for(paths.run));
+    if (!table) return fail(table.error());
+    if (!*table && !fs::exists(net::shared_dir(paths.run))) return false;
+    if (dry_run) return true;
+    if (auto r = net::drop_programs(paths.run); !r) return fail(r.error());
+    if (auto r = net::nat_drop_table(paths.run); !r) return fail(r.error());
+    return true;
 }
 
 Result<EgressChange> change_egress(const Paths& paths, const std::string& id, const guard::NetworkRules& rules) {
@@ -119,13 +135,22 @@ Result<EgressChange> change_egress(const Paths& paths, const std::string& id, co
         (*state)["egress"] = *made;
         change.started = true;
     } else {
-        auto table = guard::compile_rules(rules);
+        json& egress = (*state)["egress"];
+        // Names already in force keep their addresses (refresh renews them); new ones
+        // are resolved now, and one that does not resolve changes nothing.
+        auto names = resolve_names(rules, egress.value("names", json::object()));
+        if (!names) return fail(names.error());
+        auto table = guard::compile_rules(rules, resolved_of(*names));
         if (!table) return fail(table.error());
         if (auto r = net::update_egress(paths.run, id, *table); !r) return fail(r.error());
+        egress["names"] = *names;
         auto cut = net::cut_connections(pid, *table);
         if (!cut) return fail(std::move(cut.error()).context("the new rules are in force, but cutting connections"));
         change.cut = *cut;
+        if (auto r = write_hosts(paths, id, pid, egress); !r)
+            return fail(std::move(r.error()).context("the new rules are in force, but writing /etc/hosts"));
     }
+    change.names = (*state)["egress"].value("names", json::object());
     guard::Policy shown;
     shown.network = rules;
     change.network = guard::policy_record(shown)["network"];

@@ -30,13 +30,6 @@ void tighten_limits(const guard::PolicyLimits& l, CreateOptions& o) {
 Status use_policy(const std::string& path, CreateOptions& o) {
     auto policy = guard::load_policy(path);
     if (!policy) return fail(policy.error());
-    for (size_t i = 0; i < policy->network.allow.size(); i++)
-        if (!policy->network.allow[i].domain.empty())
-            return fail(make_error("unsupported",
-                                   "policy: network.allow[" + std::to_string(i) +
-                                       "].domain: domain names are not resolved by this dsec yet; name the "
-                                       "addresses with \"cidr\"",
-                                   path));
     if (!policy->syscalls.empty() && o.security.seccomp == "unconfined")
         return fail(make_error("bad_input", "policy: syscalls: changes a seccomp profile, and --seccomp is unconfined",
                                path));

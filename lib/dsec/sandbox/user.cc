@@ -17,9 +17,24 @@ namespace dsec::sandbox {
 namespace {
 constexpr off_t kMaxFile = off_t(4) << 20;
 
-// One file of the sandbox's tree, read from the host through /proc/PID/root: symlinks
-// resolve inside that root, magic links are refused, and a FIFO, device or huge file
-// is refused before it is opened for reading.
+std::optional<unsigned> number(std::string_view s) {
+    unsigned v = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+    return v;
+}
+
+// One id, by number or by name from the file at `path` (its field 3; `gid` gets field 4).
+Result<Entry> lookup(const std::string& text, const std::string& part, int init_pid, const char* path) {
+    if (auto n = number(part)) return Entry{*n, *n};
+    auto file = read_inside(init_pid, path);
+    if (!file) return fail(std::move(file.error()).context("looking up \"" + part + "\" for --user " + text));
+    auto e = find_entry(*file, part);
+    if (!e) return fail(make_error("usage", "no \"" + part + "\" in the sandbox's " + path + " (--user " + text + ")"));
+    return *e;
+}
+}  // namespace
+
 Result<std::string> read_inside(int init_pid, const char* path) {
     std::string root = "/proc/" + std::to_string(init_pid) + "/root";
     Fd dir(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
@@ -45,24 +60,6 @@ Result<std::string> read_inside(int init_pid, const char* path) {
     }
     return text;
 }
-
-std::optional<unsigned> number(std::string_view s) {
-    unsigned v = 0;
-    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
-    return v;
-}
-
-// One id, by number or by name from the file at `path` (its field 3; `gid` gets field 4).
-Result<Entry> lookup(const std::string& text, const std::string& part, int init_pid, const char* path) {
-    if (auto n = number(part)) return Entry{*n, *n};
-    auto file = read_inside(init_pid, path);
-    if (!file) return fail(std::move(file.error()).context("looking up \"" + part + "\" for --user " + text));
-    auto e = find_entry(*file, part);
-    if (!e) return fail(make_error("usage", "no \"" + part + "\" in the sandbox's " + path + " (--user " + text + ")"));
-    return *e;
-}
-}  // namespace
 
 std::optional<Entry> find_entry(const std::string& text, const std::string& name) {
     size_t pos = 0;

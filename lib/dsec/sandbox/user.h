@@ -16,6 +16,12 @@ namespace dsec::sandbox {
 /// most 4 MiB. Errors: usage (an unknown name), not_found (no such file in the image).
 Result<parse::User> resolve_user(const std::string& text, int init_pid);
 
+/// One regular file of at most 4 MiB of the sandbox whose init is `init_pid`, read from
+/// the host through the init's root: symlinks resolve inside it, magic links are
+/// refused, a FIFO or device is refused before it is opened for reading. Errors: the
+/// failing open (ENOENT when absent), bad_input for what is not such a file.
+Result<std::string> read_inside(int init_pid, const char* path);
+
 /// The id of `name` in a passwd- or group-format text (field 3), and for passwd the
 /// gid (field 4); nothing when absent. Split out for the unit tests.
 struct Entry {
