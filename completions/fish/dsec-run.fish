@@ -58,6 +58,7 @@ complete -c dsec-run -n "__fish_seen_subcommand_from exec" -s e -l env -r
 complete -c dsec-run -n "__fish_seen_subcommand_from exec" -s w -l workdir -r
 complete -c dsec-run -n "__fish_seen_subcommand_from exec" -s u -l user -r
 complete -c dsec-run -n "__fish_seen_subcommand_from run" -l keep -d 'keep the sandbox'
+complete -c dsec-run -n "__fish_seen_subcommand_from run" -l upper-on-disk -d 'writable upper on local disk, not in memory'
 complete -c dsec-run -n "__fish_seen_subcommand_from cp" -l max-bytes -r -d 'cap on the file bytes copied'
 complete -c dsec-run -n "__fish_seen_subcommand_from cp" -l max-entries -r -d 'cap on the entries copied'
 complete -c dsec-run -n "__fish_seen_subcommand_from cp" -F

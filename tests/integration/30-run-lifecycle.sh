@@ -25,6 +25,8 @@ echo "$out" | grep -qx bar || fail "env not passed: $out"
 echo "$out" | grep -qx box || fail "hostname not set: $out"
 echo "$out" | grep -q dsec-init || fail "pid 1 is not dsec-init: $out"
 dsec-run exec life1 -- sh -c 'test ! -e /proc/kcore || test ! -s /proc/kcore' || fail "/proc/kcore not masked"
+# The overlay is volatile: no sync of the host's filesystem from inside or at teardown.
+dsec-run exec life1 -- cat /proc/mounts | grep -q ' / overlay .*fsync=volatile' || fail "root overlay not volatile"
 expect_exit 1 dsec-run exec life1 -- sh -c 'echo x > /proc/sys/kernel/hostname'
 # /tmp and /dev/shm are sticky and world-writable; /dev, /dev/shm and /tmp share one tmpfs
 # (one superblock per sandbox, not three); masked /proc directories are empty and read-only.

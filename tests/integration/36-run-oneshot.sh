@@ -25,6 +25,28 @@ expect_exit 137 dsec-run run --layers base -- sh -c 'kill -9 $$'
 dsec-run run --layers base -- sh -c 'echo x > /root/left' || fail "write"
 dsec-run run --layers base -- cat /root/left 2>/dev/null && fail "a one-shot sandbox kept state"
 
+# The one-shot upper is in memory: nothing on the host's disk while the command runs,
+# and --disk caps it. With --upper-on-disk it is on disk, as for create.
+# upper_dirs_while_running [OPTIONS]: how many sandbox directories $DSEC_ROOT holds while
+# a one-shot command that wrote to its upper waits on its stdin.
+upper_dirs_while_running() {
+    rm -f "$T/in" "$T/out"
+    mkfifo "$T/in" "$T/out"
+    dsec-run run --layers base "$@" -- sh -c 'echo x > /root/f && cat /root/f && read line' < "$T/in" > "$T/out" &
+    local running=$! got
+    exec 3> "$T/in"
+    read -r got < "$T/out"
+    [ "$got" = x ] || fail "write to the upper ($*): $got"
+    ls -A "$DSEC_ROOT/sandboxes" 2>/dev/null | wc -l
+    echo go >&3
+    exec 3>&-
+    wait "$running" || fail "one-shot run with a read ($*)"
+}
+[ "$(upper_dirs_while_running)" = 0 ] || fail "a one-shot run made an upper on disk"
+[ "$(upper_dirs_while_running --upper-on-disk)" = 1 ] || fail "--upper-on-disk: no upper on disk"
+dsec-run run --layers base --disk 1M -- sh -c 'head -c 2000000 /dev/zero > /big' 2>/dev/null \
+    && fail "--disk does not cap the in-memory upper"
+
 # --json: one result record with the captured output.
 r=$(dsec-run run --json --layers base -- sh -c 'echo out; echo err >&2; exit 3') || true
 jq -e '.type == "result" and .exit_code == 3 and .stdout == "out\n" and .stderr == "err\n" and .timed_out == false' \

@@ -113,3 +113,16 @@ TEST_CASE("--user names: the form is checked up front, ids are found by name in 
     REQUIRE(bob);
     CHECK(bob->id == 77);
 }
+
+TEST_CASE("sandbox: where exec looks for a command, as execvp would, in the sandbox's PATH") {
+    using V = std::vector<std::string>;
+    CHECK(exec_candidates("ls", {"HOME=/root", "PATH=/usr/bin:/bin"}) == V{"/usr/bin/ls", "/bin/ls"});
+    CHECK(exec_candidates("./run.sh", {"PATH=/bin"}) == V{"./run.sh"});
+    CHECK(exec_candidates("/opt/tool", {"PATH=/bin"}) == V{"/opt/tool"});
+    // No PATH: glibc's default; an empty entry (leading, trailing or doubled) is the cwd.
+    CHECK(exec_candidates("sh", {"HOME=/root"}) == V{"/bin/sh", "/usr/bin/sh"});
+    CHECK(exec_candidates("x", {"PATH=:/bin:"}) == V{"x", "/bin/x", "x"});
+    CHECK(exec_candidates("", {"PATH=/bin"}).empty());
+    // The first PATH= counts, as for getenv.
+    CHECK(exec_candidates("y", {"PATH=/a", "PATH=/b"}) == V{"/a/y"});
+}

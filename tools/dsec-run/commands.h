@@ -57,9 +57,10 @@ Result<std::vector<json>> read_records();
 /// `ids` when there are any, else the "id" of every record on stdin.
 Result<std::vector<std::string>> ids_or_records(const std::vector<std::string>& ids);
 
-/// Makes a rootfs from layer names with mount::make_rootfs (mounting layers as needed).
+/// Makes a rootfs from layer names with mount::make_rootfs (mounting layers as needed);
+/// without `disk_upper`, one with no upper and work directories (for an in-memory upper).
 Result<mount::Rootfs> rootfs_from_layers(const Context& ctx, const std::vector<std::string>& layers,
-                                         const std::string& id, bool verify);
+                                         const std::string& id, bool verify, bool disk_upper = true);
 
 void add_create(CLI::App& app, Context& ctx);
 void add_exec(CLI::App& app, Context& ctx);

@@ -6,7 +6,7 @@
 namespace dsec::run_tool {
 
 Result<mount::Rootfs> rootfs_from_layers(const Context& ctx, const std::vector<std::string>& names,
-                                         const std::string& id, bool verify) {
+                                         const std::string& id, bool verify, bool disk_upper) {
     layer::Store store(ctx.paths.layers());
     std::vector<layer::Layer> layers;
     for (auto& name : names) {
@@ -14,7 +14,10 @@ Result<mount::Rootfs> rootfs_from_layers(const Context& ctx, const std::vector<s
         if (!l) return fail(l.error());
         layers.push_back(*l);
     }
-    return mount::make_rootfs(ctx.paths, layers, id, verify);
+    if (disk_upper) return mount::make_rootfs(ctx.paths, layers, id, verify);
+    auto rootfs = mount::mount_stack(ctx.paths, layers, verify);
+    if (rootfs) rootfs->id = id;
+    return rootfs;
 }
 
 }  // namespace dsec::run_tool

@@ -1,4 +1,5 @@
 // dsec-run run: the function kind. Create from layers, exec once, destroy.
+#include "dsec/sandbox/disk.h"
 #include "commands.h"
 
 namespace dsec::run_tool {
@@ -7,7 +8,7 @@ void add_run(CLI::App& app, Context& ctx) {
     struct Opts {
         CreateArgs create;
         ExecArgs exec;
-        bool keep = false;
+        bool keep = false, upper_on_disk = false;
     };
     auto o = std::make_shared<Opts>();
     auto* cmd = app.add_subcommand("run", "create a sandbox from --layers, run one command, destroy it");
@@ -16,7 +17,9 @@ void add_run(CLI::App& app, Context& ctx) {
     cli::takes_command(cmd);
     add_create_options(cmd, o->create);
     add_exec_options(cmd, o->exec, false);
-    cmd->add_flag("--keep", o->keep, "keep the sandbox afterwards (its record goes to stderr)");
+    cmd->add_flag("--keep", o->keep, "keep the sandbox afterwards (its record goes to stderr; its upper is on disk)");
+    cmd->add_flag("--upper-on-disk", o->upper_on_disk,
+                  "keep the writable upper on local disk as create does (default: in memory, at most --disk)");
     cmd->callback([&ctx, o] {
         ctx.action = [&ctx, o]() -> Result<int> {
             if (o->create.layers.empty()) return fail(make_error("usage", "run needs --layers"));
@@ -27,7 +30,12 @@ void add_run(CLI::App& app, Context& ctx) {
             auto paths = ctx.sandbox_paths();
             std::string id = copts->id.empty() ? sandbox::random_id() : copts->id;
             copts->id = id;
-            auto rootfs = rootfs_from_layers(ctx, o->create.layers, id, o->create.verify);
+            // Nothing of a one-shot sandbox outlives it, so its upper is a tmpfs: no directories
+            // made and removed on the host's disk (each removal a discard where the disk
+            // asks for them) and no sync of that whole filesystem when the overlay goes.
+            bool memory_upper = !o->keep && !o->upper_on_disk;
+            if (memory_upper && copts->disk == 0) copts->disk = sandbox::default_memory_upper_size();
+            auto rootfs = rootfs_from_layers(ctx, o->create.layers, id, o->create.verify, !memory_upper);
             if (!rootfs) return fail(rootfs.error());
             auto made = sandbox::create(paths, *rootfs, *copts);
             if (!made) return fail(made.error());

@@ -18,6 +18,9 @@ struct JoinSpec {
     int namespaces = 0;                       // CLONE_NEW* set for setns; 0: all of a sandbox's
     bool userns = true;                       // the sandbox has its own user namespace: join it too
     std::vector<int> keep_fds;                // descriptors `body` needs; every other one is closed
+    bool body_execs = false;                  // `body` execs or _exits at once, touching no memory of
+                                              // ours but its own stack: it then runs in our memory
+                                              // until then (vfork), no page tables copied for it
 };
 
 /// A process started inside the sandbox: our child, with a pidfd.

@@ -35,4 +35,10 @@ Result<Upper> prepare_upper(const mount::Rootfs& rootfs, uint64_t disk) {
     return u;
 }
 
+uint64_t default_memory_upper_size() {
+    long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return uint64_t(1) << 30;
+    return uint64_t(pages) * uint64_t(page) / 2;
+}
+
 }  // namespace dsec::sandbox

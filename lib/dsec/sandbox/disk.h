@@ -30,4 +30,9 @@ struct Upper {
 /// upper), bad_input (upper and work not side by side), the failing mount call.
 Result<Upper> prepare_upper(const mount::Rootfs& rootfs, uint64_t disk);
 
+/// The size of a one-shot sandbox's in-memory upper when no --disk is given: half the
+/// host's RAM, as tmpfs itself defaults to (its pages are charged to the sandbox's
+/// memory cgroup, so --memory bounds it too).
+uint64_t default_memory_upper_size();
+
 }  // namespace dsec::sandbox

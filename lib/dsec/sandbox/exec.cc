@@ -22,9 +22,27 @@
 #include "dsec/sandbox/user.h"
 #include "dsec/sandbox/security.h"
 
-extern char** environ;
-
 namespace dsec::sandbox {
+
+std::vector<std::string> exec_candidates(const std::string& file, const std::vector<std::string>& env) {
+    if (file.empty()) return {};
+    if (file.find('/') != std::string::npos) return {file};
+    std::string path = "/bin:/usr/bin";
+    for (auto& e : env)
+        if (e.rfind("PATH=", 0) == 0) {
+            path = e.substr(5);  // the first, as getenv finds it
+            break;
+        }
+    std::vector<std::string> out;
+    for (size_t start = 0;;) {
+        size_t end = path.find(':', start);
+        std::string dir = path.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        out.push_back(dir.empty() ? file : dir + "/" + file);
+        if (end == std::string::npos) break;
+        start = end + 1;
+    }
+    return out;
+}
 
 namespace {
 // How the child reports a failure before exec: which step and the errno.
@@ -41,6 +59,8 @@ struct Prepared {
     User user;
     Security security;
     std::unique_ptr<dsec_confinement> confinement;
+    std::vector<std::string> candidates;  // paths to try execve on, in order
+    std::vector<char*> sh_argv;           // /bin/sh FILE ARGS... for a file without a #! line
 };
 
 Result<Prepared> prepare(const json& state, const ExecOptions& o) {
@@ -61,6 +81,9 @@ Result<Prepared> prepare(const json& state, const ExecOptions& o) {
     p.envp.push_back(nullptr);
     for (auto& a : o.argv) p.argv.push_back(const_cast<char*>(a.c_str()));
     p.argv.push_back(nullptr);
+    p.candidates = exec_candidates(o.argv[0], p.env_store);
+    p.sh_argv = {const_cast<char*>("/bin/sh"), nullptr};
+    p.sh_argv.insert(p.sh_argv.end(), p.argv.begin() + 1, p.argv.end());
     p.workdir = !o.workdir.empty() ? o.workdir : state.value("workdir", "/");
     auto user = resolve_user(!o.user.empty() ? o.user : state.value("user", "0"), state.value("pid", 0));
     if (!user) return fail(user.error());
@@ -71,8 +94,9 @@ Result<Prepared> prepare(const json& state, const ExecOptions& o) {
     return p;
 }
 
-// Runs in the child, inside the sandbox: only async-signal-safe calls.
-[[noreturn]] void child_main(const Prepared& p, const Io& io, int err_fd) {
+// Runs in the child, inside the sandbox, in our memory until its execve: only
+// async-signal-safe calls, no allocation, nothing written but `p.sh_argv[1]`.
+[[noreturn]] void child_main(Prepared& p, const Io& io, int err_fd) {
     auto die = [&](int stage, int code) {
         ChildError ce{stage, errno};
         (void)!::write(err_fd, &ce, sizeof ce);
@@ -103,8 +127,21 @@ Result<Prepared> prepare(const json& state, const ExecOptions& o) {
     const char* op = "";
     if (dsec_confine(p.confinement.get(), &op) < 0) die(1, 126);
     signal(SIGPIPE, SIG_DFL);
-    environ = const_cast<char**>(p.envp.data());
-    ::execvp(p.argv[0], p.argv.data());
+    // execvp's search and its errors: EACCES if any candidate was not executable, else
+    // the last error; a search stops at an error other than "not there".
+    int err = ENOENT;
+    bool eacces = false;
+    for (auto& c : p.candidates) {
+        ::execve(c.c_str(), p.argv.data(), p.envp.data());
+        if (errno == ENOEXEC) {
+            p.sh_argv[1] = c.data();
+            ::execve("/bin/sh", p.sh_argv.data(), p.envp.data());
+        }
+        err = errno;
+        if (err == EACCES) eacces = true;
+        else if (err != ENOENT && err != ENOTDIR && err != ESTALE && err != ENODEV && err != ETIMEDOUT) break;
+    }
+    errno = eacces ? EACCES : err;
     die(2, errno == ENOENT ? 127 : 126);
     ::_exit(127);  // not reached: die() exits
 }
@@ -186,6 +223,7 @@ Result<Started> start(const Paths& paths, const std::string& id, const ExecOptio
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
     Fd err_r(p[0]), err_w(p[1]);
     spec.keep_fds = {io.child_in, io.child_out, io.child_err, io.pty_sock_child.get(), io.child_fd9, err_w.get()};
+    spec.body_execs = true;
     auto child = ns::spawn_inside(spec, [&] { child_main(*prepared, io, err_w.get()); });
     if (!child) {
         if (child.error().code == "not_running")

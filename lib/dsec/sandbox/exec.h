@@ -80,6 +80,13 @@ Result<Started> start(const Paths& paths, const std::string& id, const ExecOptio
 /// the failing join step.
 Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOptions& options);
 
+/// Where execvp would look for `file`: the file itself when it names a path, else in each
+/// directory of the PATH in `env` (K=V entries; glibc's default /bin:/usr/bin when there is
+/// none; an empty entry is the working directory). Empty for an empty `file`. The exec
+/// child searches these itself: it runs in dsec-run's memory until its execve, so it
+/// may not point our `environ` at the sandbox's environment and call execvp.
+std::vector<std::string> exec_candidates(const std::string& file, const std::vector<std::string>& env);
+
 /// Field 6 of /proc/<pid>/stat: the session id in the host's pid namespace; 0 when gone.
 int session_of(int pid);
 
