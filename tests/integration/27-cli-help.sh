@@ -30,6 +30,12 @@ done
 for s in ls release umount; do
     dsec-mount $s --help | grep -A2 '^Example:' | grep -q "dsec-mount $s" || fail "dsec-mount $s --help has no example of its own"
 done
+for s in check events net "net allow" "net deny" apply refresh; do
+    dsec-guard $s --help | grep -A2 '^Example:' | grep -q "dsec-guard ${s%% *}" || fail "dsec-guard $s --help has no example of its own"
+done
+for s in compare run exec create density image import; do
+    dsec-bench $s --help | grep -A2 '^Example:' | grep -q "dsec-bench $s" || fail "dsec-bench $s --help has no example of its own"
+done
 for s in gc idle resume ksm status swap ttl; do
     dsec-reclaim $s --help | grep -A2 '^Example:' | grep -q "dsec-reclaim $s" || fail "dsec-reclaim $s --help has no example of its own"
 done

@@ -109,6 +109,7 @@ Status finish(const Context& ctx, json rec, const std::vector<Variant>& variants
 void add_compare(CLI::App& app, Context& ctx) {
     auto* compare = app.add_subcommand(
         "compare", "one-shot /bin/true in a fresh sandbox from the same tree: dsec vs bwrap vs runc, interleaved");
+    compare->footer(cli::example("  dsec-bench compare -n 30 --plot compare.svg | jq .ratios"));
     add_options(compare, ctx.opt, {"n", "warmup", "scale", "plot", "tree", "use-state"});
     compare->callback([&ctx] {
         ctx.action = [&ctx]() -> Result<int> {
@@ -125,6 +126,7 @@ void add_compare(CLI::App& app, Context& ctx) {
     });
 
     auto* run = app.add_subcommand("run", "one-shot latency of dsec-run run -- /bin/true, against a plain fork/exec");
+    run->footer(cli::example("  dsec-bench run -n 50 | jq .ratios"));
     add_options(run, ctx.opt, {"n", "warmup", "scale", "plot", "tree", "use-state"});
     run->callback([&ctx] {
         ctx.action = [&ctx]() -> Result<int> {
@@ -141,6 +143,7 @@ void add_compare(CLI::App& app, Context& ctx) {
     });
 
     auto* exec = app.add_subcommand("exec", "latency of dsec-run exec into live sandboxes, against a plain fork/exec");
+    exec->footer(cli::example("  dsec-bench exec -n 50 --count 4 | jq .ratios"));
     add_options(exec, ctx.opt, {"n", "warmup", "count", "scale", "plot", "tree", "use-state"});
     exec->callback([&ctx] {
         ctx.action = [&ctx]() -> Result<int> {

@@ -300,6 +300,7 @@ Status run_density(Context& ctx) {
 
 void add_create(CLI::App& app, Context& ctx) {
     auto* create = app.add_subcommand("create", "sandboxes created per second and create latency at concurrency -P");
+    create->footer(cli::example("  dsec-bench create -n 100 -P 4 | jq .counts.created_per_second"));
     add_options(create, ctx.opt, {"n", "warmup", "P", "scale", "plot", "tree", "use-state"});
     create->callback([&ctx] {
         ctx.action = [&ctx]() -> Result<int> {
@@ -311,6 +312,7 @@ void add_create(CLI::App& app, Context& ctx) {
 
     auto* density = app.add_subcommand(
         "density", "idle sandboxes up to --count or --memory-budget: memory per sandbox, latency against alive");
+    density->footer(cli::example("  dsec-bench density --count 1000 --raise-limits --plot density.svg"));
     add_options(density, ctx.opt, {"count", "n", "warmup", "memory-budget", "raise-limits", "scale", "plot", "tree", "use-state"});
     density->callback([&ctx] {
         ctx.action = [&ctx]() -> Result<int> {

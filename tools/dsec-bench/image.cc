@@ -174,6 +174,7 @@ Status run_image(Context& ctx) {
 void add_image(CLI::App& app, Context& ctx) {
     auto* image = app.add_subcommand(
         "image", "start a sandbox and read files of a large image: EROFS layer vs tar per sandbox vs cp -a");
+    image->footer(cli::example("  dsec-bench image -n 10 --files 3 | jq .ratios"));
     add_options(image, ctx.opt, {"n", "warmup", "files", "scale", "plot", "use-state"});
     image->callback([&ctx] {
         ctx.action = [&ctx]() -> Result<int> {

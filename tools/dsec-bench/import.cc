@@ -67,6 +67,7 @@ Status run_import(Context& ctx) {
 void add_import(CLI::App& app, Context& ctx) {
     auto* import = app.add_subcommand(
         "import", "dsec-layer import of a >= 200 MB tar vs tar -xf + mkfs.erofs by hand (same compression)");
+    import->footer(cli::example("  dsec-bench import -n 3 | jq .ratios"));
     add_options(import, ctx.opt, {"n", "warmup", "scale", "plot", "use-state"});
     import->callback([&ctx] {
         ctx.action = [&ctx]() -> Result<int> {

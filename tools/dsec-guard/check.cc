@@ -23,6 +23,7 @@ Status check_one(const std::string& file) {
 void add_check(CLI::App& app, Context& ctx) {
     auto files = std::make_shared<std::vector<std::string>>();
     auto* cmd = app.add_subcommand("check", "validate policies and print what each compiles to");
+    cmd->footer(cli::example("  dsec-guard check examples/policies/*.json | jq -c .network"));
     cmd->add_option("POLICY", *files, "policy files (JSON)")->required();
     cmd->callback([&ctx, files] {
         ctx.action = [files]() -> Result<int> {

@@ -51,6 +51,7 @@ Status look(const sandbox::Paths& paths, const EventsOptions& o, std::map<std::s
 void add_events(CLI::App& app, Context& ctx) {
     auto o = std::make_shared<EventsOptions>();
     auto* cmd = app.add_subcommand("events", "print egress denials as event records (all sandboxes, or IDs)");
+    cmd->footer(cli::example("  dsec-guard events -f | jq -c \'select(.op == \"connect\")\'"));
     cmd->add_option("ID", o->ids, "sandbox ids (default: every sandbox)");
     cmd->add_flag("-f,--follow", o->follow, "keep printing denials as they are counted, until interrupted");
     cmd->add_option("--interval", o->interval, "seconds between looks with --follow (default 1)")

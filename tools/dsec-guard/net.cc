@@ -73,6 +73,7 @@ Status apply(const cli::Paths& p, const std::string& id, const std::string& file
 
 void add_net(CLI::App& app, Context& ctx) {
     auto* net = app.add_subcommand("net", "change a running sandbox's egress rules");
+    net->footer(cli::example("  dsec-guard net allow task-4711 10.0.0.5,443,tcp\n  dsec-guard net deny task-4711 10.0.0.5"));
     net->require_subcommand(1, 1);
     for (bool allow : {true, false}) {
         auto id = std::make_shared<std::string>();
@@ -82,6 +83,8 @@ void add_net(CLI::App& app, Context& ctx) {
                                               : "take destinations away and cut connections to them");
         cmd->add_option("ID", *id, "sandbox id")->required();
         cmd->add_option("DEST", *dests, "CIDR|DOMAIN[,PORT|FIRST-LAST...][,tcp|udp]")->required();
+        cmd->footer(cli::example(allow ? "  dsec-guard net allow task-4711 pypi.org,443,tcp 10.0.0.0/24,80,tcp"
+                                       : "  dsec-guard net deny task-4711 pypi.org      # held connections are cut"));
         cmd->callback([&ctx, allow, id, dests] {
             ctx.action = [&ctx, allow, id, dests]() -> Result<int> {
                 if (auto r = change(ctx.paths, *id, allow, *dests); !r) return fail(r.error());
@@ -95,6 +98,7 @@ void add_apply(CLI::App& app, Context& ctx) {
     auto id = std::make_shared<std::string>();
     auto file = std::make_shared<std::string>();
     auto* cmd = app.add_subcommand("apply", "put a policy's network rules in force in a running sandbox");
+    cmd->footer(cli::example("  dsec-guard apply task-4711 examples/policies/install.json"));
     cmd->add_option("ID", *id, "sandbox id")->required();
     cmd->add_option("POLICY", *file, "policy file (JSON)")->required();
     cmd->callback([&ctx, id, file] {

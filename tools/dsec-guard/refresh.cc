@@ -33,6 +33,7 @@ Status refresh_one(const sandbox::Paths& paths, const std::string& id) {
 void add_refresh(CLI::App& app, Context& ctx) {
     auto ids = std::make_shared<std::vector<std::string>>();
     auto* cmd = app.add_subcommand("refresh", "resolve the egress rules' domain names again (all sandboxes, or IDs)");
+    cmd->footer(cli::example("  dsec-guard refresh | jq -c \'select(.changed)\'   # from cron"));
     cmd->add_option("ID", *ids, "sandbox ids (default: every running sandbox with names)");
     cmd->callback([&ctx, ids] {
         ctx.action = [&ctx, ids]() -> Result<int> {
