@@ -130,10 +130,10 @@ final_checks() {
 
 # The soak record on stdout (and the summary on stderr); exit 1 on a failing cause or leak.
 report() {
-    local elapsed=$1 ops_json faults_json
-    ops_json=$(cat "$work"/ops/*.tsv | jq -R 'split("\t") | {kind: .[0], cause: .[1], ms: (.[2] | tonumber? // 0), detail: .[3]}' | jq -s .)
-    faults_json=$(jq -R 'split("\t") | {fault: .[0], detail: .[1]}' "$work/faults.tsv" | jq -s .)
-    jq -n --argjson ops "$ops_json" --argjson faults "$faults_json" --rawfile leaks "$work/leaks" \
+    local elapsed=$1
+    cat "$work"/ops/*.tsv | jq -cR 'split("\t") | {kind: .[0], cause: .[1], ms: (.[2] | tonumber? // 0), detail: .[3]}' > "$work/ops.jsonl"
+    jq -cR 'split("\t") | {fault: .[0], detail: .[1]}' "$work/faults.tsv" > "$work/faults.jsonl"
+    jq -n --slurpfile ops "$work/ops.jsonl" --slurpfile faults "$work/faults.jsonl" --rawfile leaks "$work/leaks" \
         --arg failing "$failing_causes" --argjson elapsed "$elapsed" --argjson workers "$workers" \
         --argjson seed "$seed" --arg fault_set "$faults" --argjson survivors "$survivors" \
         --arg cg_parent "$cg_parent" '

@@ -20,12 +20,16 @@ kill_random_tool() {
     me=$(readlink /proc/self/ns/mnt)
     for ((try = 0; try < 20; try++)); do
         pids=()
-        for p in $(pgrep -x 'dsec-run|dsec-mount|dsec-layer|dsec-reclaim'); do
+        for p in $(pgrep '^dsec-'); do
+            case $(cat "/proc/$p/comm" 2> /dev/null) in
+            dsec-run | dsec-mount | dsec-layer | dsec-reclaim) ;;
+            *) continue ;;
+            esac
             [ "$(readlink "/proc/$p/ns/mnt" 2> /dev/null)" = "$me" ] && pids+=("$p")
         done
         if [ ${#pids[@]} -gt 0 ]; then
             p=${pids[RANDOM % ${#pids[@]}]}
-            what=$(tr '\0' ' ' < "/proc/$p/cmdline" 2> /dev/null | cut -c1-80)
+            what=$({ tr '\0' ' ' < "/proc/$p/cmdline"; } 2> /dev/null | cut -c1-80)
             kill -KILL "$p" 2> /dev/null && echo "$what" && return 0
         fi
         sleep 0.05

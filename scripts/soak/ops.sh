@@ -29,11 +29,12 @@ op() {
     fi
     t0=$EPOCHREALTIME
     rc=0
-    if [ -n "$nofile" ]; then
-        (ulimit -n "$nofile" && exec "${guard[@]}" "$@") > "$wd/out" 2> "$wd/err" < "$input" || rc=$?
-    else
-        "${guard[@]}" "$@" > "$wd/out" 2> "$wd/err" < "$input" || rc=$?
-    fi
+    # In a subshell of its own, so that the shell's note on a killed job stays quiet.
+    (
+        [ -z "$nofile" ] || ulimit -n "$nofile" || exit 1
+        "${guard[@]}" "$@" > "$wd/out" 2> "$wd/err" < "$input"
+        exit $?
+    ) 2> /dev/null || rc=$?
     local t1=$EPOCHREALTIME
     ms=$(((${t1/./} - ${t0/./}) / 1000))
     classify "$kind" "$limit"
@@ -63,6 +64,8 @@ classify() {
     if grep -qE 'AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:|terminate called|Assertion .* failed' "$wd/err" "$wd/out" 2> /dev/null; then
         cause=crash; return
     fi
+    # Ours: timeout(1) says 124 when the tool ended while it was being killed.
+    if [[ "$injected" == kill* ]] && { [ "$rc" = 137 ] || [ "$rc" = 124 ]; }; then cause=killed; return; fi
     err_rec=$(record error)
     if [ -n "$err_rec" ]; then
         cause=$(jq -r '.code // "error_without_code"' <<< "$err_rec")

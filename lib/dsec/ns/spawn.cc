@@ -220,7 +220,11 @@ Result<Started> start_init(const InitSpec& spec) {
     if (!devnull) return fail(sys_error("open", "/dev/null"));
     Fd h_status = high(status_w.get()), h_conf = high(conf_r.get()), h_sock = high(child_sock.get()),
        h_null = high(devnull.get());
-    if (!h_status || !h_conf || !h_sock || !h_null) return fail(sys_error("fcntl", "F_DUPFD_CLOEXEC"));
+    // EINVAL: the descriptor limit (ulimit -n) is at or below kHighFd, which is running
+    // out of descriptors as much as EMFILE is, and says so.
+    if (!h_status || !h_conf || !h_sock || !h_null)
+        return fail(errno == EINVAL ? errno_error(EMFILE, "fcntl", "F_DUPFD_CLOEXEC " + std::to_string(kHighFd))
+                                    : sys_error("fcntl", "F_DUPFD_CLOEXEC"));
     status_w.reset();
 
     // Everything the child touches is prepared here: it may not allocate.
