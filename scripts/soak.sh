@@ -108,6 +108,16 @@ cleanup() {
     local pid
     for pid in "${children[@]}"; do kill -KILL "$pid" 2> /dev/null || true; done
     wait 2> /dev/null || true
+    # What the workers had started (dsec-run, timeout, script...) is ours: every other
+    # process of this mount namespace. Stopped (dsec-run cleans up on SIGTERM), then killed,
+    # so that nothing creates a sandbox after the sweep below.
+    local ours=()
+    mapfile -t ours < <(pgrep --ns $$ --nslist mnt | grep -vx "$$")
+    if [ ${#ours[@]} -gt 0 ]; then
+        kill -TERM "${ours[@]}" 2> /dev/null || true
+        sleep 1
+        kill -KILL "${ours[@]}" 2> /dev/null || true
+    fi
     rm -f "$DSEC_ROOT/ballast" "$DSEC_RUN/ballast"
     dsec-run ls 2> /dev/null | dsec-run destroy -f > /dev/null 2>&1 || true
     dsec-reclaim gc --grace 0s > /dev/null 2>&1 || true

@@ -16,17 +16,11 @@ fill_for() {  # DIR SECONDS
 # another user's), picked at random among those running; tries for a second or so.
 # Prints what it killed.
 kill_random_tool() {
-    local me pids p try what
-    me=$(readlink /proc/self/ns/mnt)
+    local pids p try what
     for ((try = 0; try < 20; try++)); do
-        pids=()
-        for p in $(pgrep '^dsec-'); do
-            case $(cat "/proc/$p/comm" 2> /dev/null) in
-            dsec-run | dsec-mount | dsec-layer | dsec-reclaim) ;;
-            *) continue ;;
-            esac
-            [ "$(readlink "/proc/$p/ns/mnt" 2> /dev/null)" = "$me" ] && pids+=("$p")
-        done
+        # pgrep warns that a pattern past 15 characters matches no process name; this
+        # one is a regex whose matches are all shorter.
+        mapfile -t pids < <(pgrep --ns $$ --nslist mnt -x 'dsec-run|dsec-mount|dsec-layer|dsec-reclaim' 2> /dev/null)
         if [ ${#pids[@]} -gt 0 ]; then
             p=${pids[RANDOM % ${#pids[@]}]}
             what=$({ tr '\0' ' ' < "/proc/$p/cmdline"; } 2> /dev/null | cut -c1-80)

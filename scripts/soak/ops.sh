@@ -5,7 +5,9 @@
 # KIND<TAB>CAUSE<TAB>MS<TAB>DETAIL.
 
 # Causes that fail the soak; every other cause is an outcome a fault may explain.
-failing_causes="hang no_record crash corrupt_state wrong_output"
+# cmd_exit_127: every command the soak runs is in the base layer, so "command not found"
+# means a sandbox without its layer's files.
+failing_causes="hang no_record crash corrupt_state wrong_output cmd_exit_127"
 
 fault_on() { [[ ",$faults," == *",all,"* || ",$faults," == *",$1,"* ]]; }
 

@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -168,6 +169,14 @@ Status send_mounts(const InitSpec& spec, int pid, int sock) {
     for (auto& lower : spec.lowers) {
         auto m = clone_mount(AT_FDCWD, lower, userns.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID);
         if (!m) return fail(m.error());
+        // Still the layer that create checked was mounted there: one unmounted since
+        // (lazily, say) leaves its bare mountpoint, whose clone is an empty lower and the
+        // sandbox a root without files that runs no command.
+        struct stat tree, parent;
+        if (::fstat(m->get(), &tree) < 0) return fail(sys_error("fstat", lower));
+        if (::stat((lower + "/..").c_str(), &parent) < 0) return fail(sys_error("stat", lower + "/.."));
+        if (tree.st_dev == parent.st_dev)
+            return fail(make_error("not_mounted", "layer was unmounted while the sandbox was made", lower));
         mounts.push_back(std::move(*m));
     }
     for (size_t at = 0; at < mounts.size(); at += kFdsPerMessage) {
