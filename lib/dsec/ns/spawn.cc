@@ -176,7 +176,7 @@ Status send_mounts(const InitSpec& spec, int pid, int sock) {
         if (::fstat(m->get(), &tree) < 0) return fail(sys_error("fstat", lower));
         if (::stat((lower + "/..").c_str(), &parent) < 0) return fail(sys_error("stat", lower + "/.."));
         if (tree.st_dev == parent.st_dev)
-            return fail(make_error("not_mounted", "layer was unmounted while the sandbox was made", lower));
+            return fail(make_error("not_mounted", "layer is not mounted any more (unmounted since it was checked)", lower));
         mounts.push_back(std::move(*m));
     }
     for (size_t at = 0; at < mounts.size(); at += kFdsPerMessage) {
