@@ -78,4 +78,9 @@ for d in $cg/*/$DSEC_CGROUP_PARENT/life1 $cg/$DSEC_CGROUP_PARENT/life1; do [ ! -
 # Unknown ids: an error (exit 1), or "absent" with --force.
 expect_exit 1 dsec-run destroy life1
 dsec-run destroy --force life1 | jq -e '.state == "absent"' > /dev/null || fail "destroy --force"
+# A state directory whose state file is not there (a create that has not written it, a
+# destroy removing it) is creating for ls, never broken (the soak saw broken ones).
+mkdir "$DSEC_RUN/sandboxes/half"
+dsec-run ls | jq -se 'length == 1 and .[0].state == "creating"' > /dev/null || fail "ls of a half-made sandbox: $(dsec-run ls)"
+rmdir "$DSEC_RUN/sandboxes/half"
 echo "ok"

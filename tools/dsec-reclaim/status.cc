@@ -13,8 +13,11 @@ void add_status(CLI::App& app, Context& ctx) {
     cmd->callback([&ctx] {
         ctx.action = [&ctx]() -> Result<int> {
             // Sandboxes first, each as the kernel sees it now; the host record last.
-            for (auto& id : sandbox::list_ids(sandbox::Paths(ctx.paths)))
-                if (auto r = jsonl::emit(reclaim::sandbox_status(ctx.paths, id)); !r) return fail(r.error());
+            for (auto& id : sandbox::list_ids(sandbox::Paths(ctx.paths))) {
+                auto status = reclaim::sandbox_status(ctx.paths, id);
+                if (!status) continue;  // destroyed meanwhile
+                if (auto r = jsonl::emit(*status); !r) return fail(r.error());
+            }
             if (auto r = jsonl::emit(reclaim::host_record()); !r) return fail(r.error());
             return 0;
         };

@@ -6,6 +6,7 @@
 
 #include "dsec/layer/store.h"
 #include "dsec/sandbox/activity.h"
+#include "dsec/sandbox/listing.h"
 #include "dsec/sandbox/network.h"
 #include "commands.h"
 #include "dsec/cli/table.h"
@@ -13,10 +14,12 @@
 namespace dsec::run_tool {
 
 namespace {
-// The live view of one sandbox: its state plus what the kernel says now.
-json live_record(const sandbox::Paths& paths, const std::string& id, bool full) {
-    auto state = sandbox::load(paths, id);
-    json st = state ? *state : json{{"id", id}, {"state", "broken"}};
+// The live view of one sandbox: its state plus what the kernel says now; nullopt when it
+// was destroyed since it was listed.
+std::optional<json> live_record(const sandbox::Paths& paths, const std::string& id, bool full) {
+    auto state = sandbox::listed_state(paths, id);
+    if (!state) return std::nullopt;
+    const json& st = *state;
     std::string s = st.value("state", "broken");
     if (s == "running" && !sandbox::init_alive(st)) s = "dead";
     json rec = full ? sandbox::public_record(st) : json{{"type", "sandbox"}, {"v", 1}, {"id", id}};
@@ -122,7 +125,9 @@ void add_query(CLI::App& app, Context& ctx) {
             if (!match) return fail(match.error());
             cli::Table table({"ID", "STATE", "AGE", "MEM", "CPU", "LABELS"});
             for (auto& id : sandbox::list_ids(paths)) {
-                json rec = live_record(paths, id, false);
+                auto live = live_record(paths, id, false);
+                if (!live) continue;
+                json& rec = *live;
                 if (!matches(paths, id, rec, *match)) continue;
                 if (style == cli::ListStyle::records) {
                     if (auto r = jsonl::emit(rec); !r) return fail(r.error());
@@ -155,12 +160,13 @@ void add_query(CLI::App& app, Context& ctx) {
             int rc = 0;
             for (auto& id : *ids) {
                 if (auto r = sandbox::check_id(id); !r) return fail(r.error());
-                if (!fs::exists(paths.state_dir(id))) {
+                auto live = live_record(paths, id, true);
+                if (!live) {
                     cli::report(make_error("not_found", "no sandbox \"" + id + "\" (unknown or destroyed)", id).about(id));
                     rc = cli::kExitFailed;
                     continue;
                 }
-                if (auto r = jsonl::emit(live_record(paths, id, true)); !r) return fail(r.error());
+                if (auto r = jsonl::emit(*live); !r) return fail(r.error());
             }
             return rc;
         };

@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -186,6 +187,14 @@ Status send_mounts(const InitSpec& spec, int pid, int sock) {
     for (auto& lower : spec.lowers) {
         auto m = clone_mount(AT_FDCWD, lower, userns.get(), MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID);
         if (!m) return fail(m.error());
+        // Still the layer that create checked was mounted there: one unmounted since
+        // (lazily, say) leaves its bare mountpoint, whose clone is an empty lower and the
+        // sandbox a root without files that runs no command.
+        struct stat tree, parent;
+        if (::fstat(m->get(), &tree) < 0) return fail(sys_error("fstat", lower));
+        if (::stat((lower + "/..").c_str(), &parent) < 0) return fail(sys_error("stat", lower + "/.."));
+        if (tree.st_dev == parent.st_dev)
+            return fail(make_error("not_mounted", "layer is not mounted any more (unmounted since it was checked)", lower));
         mounts.push_back(std::move(*m));
     }
     for (size_t at = 0; at < mounts.size(); at += kFdsPerMessage) {
@@ -238,7 +247,11 @@ Result<Started> start_init(const InitSpec& spec) {
     if (!devnull) return fail(sys_error("open", "/dev/null"));
     Fd h_status = high(status_w.get()), h_conf = high(conf_r.get()), h_sock = high(child_sock.get()),
        h_null = high(devnull.get());
-    if (!h_status || !h_conf || !h_sock || !h_null) return fail(sys_error("fcntl", "F_DUPFD_CLOEXEC"));
+    // EINVAL: the descriptor limit (ulimit -n) is at or below kHighFd, which is running
+    // out of descriptors as much as EMFILE is, and says so.
+    if (!h_status || !h_conf || !h_sock || !h_null)
+        return fail(errno == EINVAL ? errno_error(EMFILE, "fcntl", "F_DUPFD_CLOEXEC " + std::to_string(kHighFd))
+                                    : sys_error("fcntl", "F_DUPFD_CLOEXEC"));
     status_w.reset();
 
     // Everything the child touches is prepared here: it may not allocate.

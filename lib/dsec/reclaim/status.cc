@@ -6,6 +6,7 @@
 #include "dsec/reclaim/memory.h"
 #include "dsec/sandbox/activity.h"
 #include "dsec/sandbox/cpu_class.h"
+#include "dsec/sandbox/listing.h"
 #include "dsec/sandbox/state.h"
 
 namespace dsec::reclaim {
@@ -19,10 +20,11 @@ std::string live_state(const dsec::Paths& p, const std::string& id, const nlohma
     return s;
 }
 
-nlohmann::json sandbox_status(const dsec::Paths& p, const std::string& id) {
+std::optional<nlohmann::json> sandbox_status(const dsec::Paths& p, const std::string& id) {
     sandbox::Paths paths(p);
-    auto state = sandbox::load(paths, id);
-    nlohmann::json st = state ? *state : nlohmann::json{{"state", "broken"}};
+    auto state = sandbox::listed_state(paths, id);
+    if (!state) return std::nullopt;
+    const nlohmann::json& st = *state;
     int64_t now = sandbox::now_unix();
     int64_t created = st.value("created_unix", now);
     nlohmann::json rec = {{"type", "sandbox"},
