@@ -20,7 +20,7 @@ esac
 # guard tests (host-wide or covered by the unit tests), the Debian test (minutes), and,
 # for the time budget, the slow ones whose point is timing: 31 (load), 38 and 39 (races
 # and hangs), 63 (a minute under ASan). About 4 minutes at -j 2.
-sanitized='^(unit|09-fuzz-short|1[0-7]-|2[0-5]-mount-|3[0-7]-run-|4[0-9]-run-|6[0-7]-sec-|9[0-3]-snap-)'
+sanitized='^(unit|09-fuzz-short|1[0-7]-|19-run-|5[78]-run-|2[0-5]-mount-|3[0-7]-run-|4[0-9]-run-|6[0-7]-sec-|9[0-3]-snap-)'
 unsanitized='^(31-|38-|39-|63-)'
 
 "$src/scripts/install-deps.sh"
