@@ -31,10 +31,13 @@ op() {
     fi
     t0=$EPOCHREALTIME
     rc=0
-    # In a subshell of its own, so that the shell's note on a killed job stays quiet.
+    # In a subshell of its own, so that the shell's note on a killed job stays quiet. The
+    # files are opened before the descriptor limit is lowered: under a limit of 4 the
+    # shell itself could not open them, and the last operation's output would be read.
     (
+        exec > "$wd/out" 2> "$wd/err" < "$input"
         [ -z "$nofile" ] || ulimit -n "$nofile" || exit 1
-        "${guard[@]}" "$@" > "$wd/out" 2> "$wd/err" < "$input"
+        "${guard[@]}" "$@"
         exit $?
     ) 2> /dev/null || rc=$?
     local t1=$EPOCHREALTIME
@@ -78,6 +81,11 @@ classify() {
         cause=$(jq -r 'if .timed_out then "timed_out" elif .signal == 9 then "cmd_killed"
                        elif .exit_code == 0 then "ok" else "cmd_exit_\(.exit_code)" end' <<< "$res")
         return
+    fi
+    # Under a descriptor limit of a few, the dynamic loader of the tool (or of timeout(1))
+    # may find no descriptor to open a library with: the fault's, not dsec's, doing.
+    if [[ "$injected" == *fds=* ]] && [ "$rc" = 127 ] && grep -q 'error while loading shared libraries' "$wd/err"; then
+        cause=loader_emfile; return
     fi
     case $rc in
     0) cause=ok ;;
