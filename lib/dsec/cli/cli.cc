@@ -137,7 +137,7 @@ Progress::Progress(std::string label, uint64_t total)
       enabled_(::isatty(STDERR_FILENO) == 1) {}
 
 Progress::~Progress() {
-    if (enabled_ && last_permille_ >= 0) std::cerr << "\r\033[K" << std::flush;
+    if (shown_) std::cerr << "\r\033[K" << std::flush;
 }
 
 void Progress::set(uint64_t done) {
@@ -148,25 +148,26 @@ void Progress::set(uint64_t done) {
 void Progress::phase(const std::string& what) {
     if (!enabled_) return;
     std::cerr << "\r\033[K" << label_ << ": " << what << "..." << std::flush;
-    last_permille_ = 0;  // the destructor clears the line
+    shown_ = true;
 }
 
 void Progress::draw() {
     if (!total_) {
         // Bytes and rate, redrawn at most every 200 ms.
         auto now = std::chrono::steady_clock::now();
-        if (last_permille_ >= 0 && now - drawn_ < std::chrono::milliseconds(200)) return;
+        if (shown_ && now - drawn_ < std::chrono::milliseconds(200)) return;
         drawn_ = now;
-        last_permille_ = 0;
+        shown_ = true;
         double seconds = std::chrono::duration<double>(now - started_).count();
         uint64_t rate = seconds > 0 ? uint64_t(double(done_) / seconds) : 0;
         std::cerr << "\r\033[K" << label_ << " " << human_bytes(done_) << "B (" << human_bytes(rate) << "B/s)"
                   << std::flush;
         return;
     }
-    int permille = total_ ? int(std::min<uint64_t>(done_, total_) * 1000 / total_) : 0;
+    int permille = int(std::min<uint64_t>(done_, total_) * 1000 / total_);
     if (permille == last_permille_) return;
     last_permille_ = permille;
+    shown_ = true;
     constexpr int kWidth = 30;
     int filled = permille * kWidth / 1000;
     std::string bar(size_t(filled), '#');

@@ -66,6 +66,7 @@ private:
     int last_permille_ = -1;
     std::chrono::steady_clock::time_point started_, drawn_;
     bool enabled_;
+    bool shown_ = false;  // a line is on the terminal (the destructor clears it)
 };
 
 /// Formats an example section for --help.

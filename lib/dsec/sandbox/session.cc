@@ -123,18 +123,20 @@ Result<json> open_session(const Paths& paths, const std::string& id, const Sessi
     o.workdir = so.workdir;
     o.user = so.user;
     o.tty = so.pty;
-    auto made = Io::make(o);
-    if (!made) return fail(made.error());
-    Io& io = *made;
-    io.child_in = fifos["in"].get();
-    io.child_fd9 = fifos["status"].get();
+    Io io;
     if (so.pty) {
+        // Only the socket pair the terminal's master comes back on: stdio is the FIFOs'.
+        auto made = Io::make(o);
+        if (!made) return fail(made.error());
+        io = std::move(*made);
         io.keep_master = true;
         io.size = kSessionTerminal;
     } else {
         io.child_out = fifos["out"].get();
         io.child_err = fifos["err"].get();
     }
+    io.child_in = fifos["in"].get();
+    io.child_fd9 = fifos["status"].get();
     auto started = start(paths, id, o, io);
     if (!started) return fail(started.error());
     if (auto note = started->failure_note(so.shell); !note.empty())
