@@ -6,7 +6,8 @@
 # the allowed name answers, another address does not; `refresh` after the mapping
 # changed moves the allow (old address refused, new one allowed, /etc/hosts follows);
 # a name that stops resolving keeps its addresses with a warning; a name that does not
-# resolve fails create whole (nothing left) and changes nothing at `net allow`.
+# resolve fails create whole (nothing left) and changes nothing at `net allow`. Images
+# without /etc/hosts or /etc get them (empty, owned by root inside) under the bind.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/net-lib.sh"
 
@@ -117,6 +118,31 @@ grep -q nowhere.test "$T/err" || fail "the error does not name the name: $(cat "
 [ ! -e "$DSEC_RUN/bpf/lost" ] || fail "a failed create left its pins"
 [ ! -e "/sys/fs/cgroup/unified/$DSEC_CGROUP_PARENT/lost" ] || fail "a failed create left its cgroup"
 [ "$(ip -o link show | grep -c dsec-n || true)" = "$links" ] || fail "a failed create left an interface"
+
+# Images without /etc/hosts (one with /etc, one without any /etc) get an empty file
+# (and /etc) owned by root inside under the bind; one whose /etc/hosts is a link is refused whole.
+make_busybox_tree "$T/nohosts"
+cp "$DSEC_BIN/dsec-probe" "$T/nohosts/probe"
+dsec-layer build "$T/nohosts" --name nohosts > /dev/null
+cp -a "$T/nohosts" "$T/noetc" && rm -rf "$T/noetc/etc"
+dsec-layer build "$T/noetc" --name noetc > /dev/null
+for layer in nohosts noetc; do
+    out=$(dsec-run create --layers "$layer" --id "$layer" --policy "$T/names.json") || fail "create on $layer: $out"
+    on_exit "dsec-run destroy --force $layer > /dev/null 2>&1"
+    inside=$(dsec-run exec "$layer" -- cat /etc/hosts < /dev/null)
+    grep -q "^$B mirror.test\$" <<< "$inside" || fail "$layer: /etc/hosts inside: $inside"
+    # (/etc/hosts shows the host's file, as over an image's own; what it covers is not
+    # to be seen.)
+    owner=$(dsec-run exec "$layer" -- stat -c '%u:%g %a' /etc < /dev/null)
+    [ "$owner" = "0:0 755" ] || fail "$layer: /etc inside is $owner"
+    dsec-run exec "$layer" -- sh -c "echo x >> /etc/hosts" < /dev/null > /dev/null 2>&1 && fail "$layer: root inside wrote /etc/hosts"
+    dsec-run destroy "$layer" > /dev/null || fail "destroy $layer"
+done
+cp -a "$T/nohosts" "$T/linkhosts" && ln -s /proc/self/environ "$T/linkhosts/etc/hosts"
+dsec-layer build "$T/linkhosts" --name linkhosts > /dev/null
+expect_exit 1 dsec-run create --layers linkhosts --id linkhosts --policy "$T/names.json" > "$T/out" 2> "$T/err"
+grep -q "hosts" "$T/err" || fail "a linked /etc/hosts: $(cat "$T/err")"
+[ ! -e "$DSEC_RUN/sandboxes/linkhosts" ] || fail "a refused create left its state"
 
 dsec-run destroy named > /dev/null || fail "destroy"
 assert_net_clean

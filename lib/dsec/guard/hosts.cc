@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <linux/mount.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include "dsec/guard/in_mount_ns.h"
 #include "dsec/ns/confine.h"
 #include "dsec/sys/fd.h"
+#include "dsec/sys/fs.h"
 
 namespace dsec::guard {
 
@@ -45,18 +47,56 @@ std::string without_names(const std::string& line, const Resolved& resolved) {
     ::_exit(1);
 }
 
+struct BindArgs {
+    int tree;
+    uid_t root_uid;  // the host ids of root inside, owner of what the helper makes
+    gid_t root_gid;
+};
+
 // In the sandbox's mount namespace: the bind over a regular /etc/hosts (not a link).
+// An image without one gets an empty file (and /etc, if it has none) made here as root
+// inside would make it (the overlay refuses owners its user namespace does not map):
+// a bind needs something to cover. Neither /etc nor the file is followed if a link.
 void bind_work(void* p, int report_fd) {
-    int tree = *static_cast<int*>(p);
+    const auto* a = static_cast<const BindArgs*>(p);
+    ::setfsgid(a->root_gid);
+    ::setfsuid(a->root_uid);
+    int etc = ::open("/etc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (etc < 0 && errno == ENOENT) {
+        if (::mkdir("/etc", 0755) < 0 && errno != EEXIST) die(report_fd, "making /etc");
+        etc = ::open("/etc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
+    if (etc < 0) die(report_fd, "open /etc");
     struct statx stx;
-    if (::statx(AT_FDCWD, kTarget, AT_SYMLINK_NOFOLLOW, STATX_TYPE, &stx) < 0) die(report_fd, "statx");
-    if (!S_ISREG(stx.stx_mode)) {
+    if (::statx(etc, "hosts", AT_SYMLINK_NOFOLLOW, STATX_TYPE, &stx) < 0) {
+        if (errno != ENOENT) die(report_fd, "statx");
+        int f = ::openat(etc, "hosts", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (f < 0) die(report_fd, "making /etc/hosts");
+        ::close(f);
+    } else if (!S_ISREG(stx.stx_mode)) {
         errno = EINVAL;
         die(report_fd, "not a regular file");
     }
-    if (::syscall(SYS_move_mount, tree, "", AT_FDCWD, kTarget, MOVE_MOUNT_F_EMPTY_PATH) < 0) die(report_fd, "move_mount");
+    ::setfsuid(0);
+    ::setfsgid(0);
+    if (::syscall(SYS_move_mount, a->tree, "", etc, "hosts", MOVE_MOUNT_F_EMPTY_PATH) < 0) die(report_fd, "move_mount");
     dsec_send_report(report_fd, 0, 0, "ok", "");
     ::_exit(0);
+}
+// The host uid and gid of root in the user namespace of `pid` (its maps' first lines;
+// 0 when root is not mapped there: a sandbox without a user namespace of its own).
+Result<std::pair<uid_t, gid_t>> root_ids(int pid) {
+    unsigned ids[2] = {0, 0};
+    const char* maps[] = {"uid_map", "gid_map"};
+    for (int i = 0; i < 2; i++) {
+        std::string path = "/proc/" + std::to_string(pid) + "/" + maps[i];
+        auto text = fs::read_file(path);
+        if (!text) return fail(text.error());
+        std::istringstream in(*text);
+        for (unsigned inside, outside, count; in >> inside >> outside >> count;)
+            if (inside == 0) ids[i] = outside;
+    }
+    return std::pair<uid_t, gid_t>{ids[0], ids[1]};
 }
 }  // namespace
 
@@ -81,8 +121,10 @@ Status bind_hosts(int init_pid, unsigned long long init_start, const std::string
     attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
     if (::syscall(SYS_mount_setattr, tree.get(), "", AT_EMPTY_PATH, &attr, sizeof attr) < 0)
         return fail(sys_error("mount_setattr", host_file));
-    int fd = tree.get();
-    return in_mount_namespace(init_pid, init_start, bind_work, &fd, "binding the policy's names over /etc/hosts");
+    auto root = root_ids(init_pid);
+    if (!root) return fail(root.error());
+    BindArgs args{tree.get(), root->first, root->second};
+    return in_mount_namespace(init_pid, init_start, bind_work, &args, "binding the policy's names over /etc/hosts");
 }
 
 }  // namespace dsec::guard

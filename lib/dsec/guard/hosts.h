@@ -24,9 +24,11 @@ std::string hosts_text(std::string_view base, const Resolved& resolved, const st
 
 /// Binds `host_file` read-only (and nosuid, nodev, noexec) over /etc/hosts in the mount
 /// namespace of the sandbox whose init is `init_pid` (started at `init_start`), as host
-/// root. The sandbox's /etc/hosts must be a regular file (not a link: it is not
-/// followed). Errors: not_running, open_tree or mount_setattr on the host file, and the
-/// failing step inside (statx, move_mount; ENOENT when the image has no /etc/hosts).
+/// root. The sandbox's /etc/hosts must be a regular file (a link, there or as /etc, is
+/// not followed but refused); an image without one gets an empty file owned by root
+/// inside (and /etc likewise), which the bind then covers. Errors: not_running, the
+/// sandbox's id maps, open_tree or mount_setattr on the host file, and the failing step
+/// inside (open /etc, making /etc or /etc/hosts, statx, move_mount).
 Status bind_hosts(int init_pid, unsigned long long init_start, const std::string& host_file);
 
 }  // namespace dsec::guard

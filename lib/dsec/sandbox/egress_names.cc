@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include "dsec/guard/hosts.h"
 #include "dsec/mount/usage.h"
 #include "dsec/net/cut.h"
@@ -61,7 +63,9 @@ Status write_hosts(const Paths& paths, const std::string& id, int init_pid, json
         if (!base) return fail(base.error());
         return rewrite_in_place(bound, guard::hosts_text(*base, resolved_of(names), when));
     }
+    // An image without /etc/hosts starts from an empty one (bind_hosts makes the file).
     auto base = read_inside(init_pid, "/etc/hosts");
+    if (!base && base.error().err == ENOENT) base = std::string();
     if (!base) return fail(std::move(base.error()).context("the sandbox's /etc/hosts, which the policy's names go in"));
     std::string file = paths.state_dir(id) + "/hosts";
     if (auto r = fs::atomic_write(file, guard::hosts_text(*base, resolved_of(names), when), 0644); !r)

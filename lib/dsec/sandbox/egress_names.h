@@ -25,8 +25,9 @@ guard::Resolved resolved_of(const nlohmann::json& names);
 /// Writes egress["names"] into the sandbox's /etc/hosts: the first time, a file of the
 /// host's (`<state dir>/hosts`, the image's /etc/hosts with dsec's block) is made and
 /// bound over it and egress["hosts"] set; later, that file is rewritten in place (the
-/// bind holds its inode). Nothing to do without names and without a file. Errors: those
-/// of reading the image's file (not_found without one), writing, bind_hosts.
+/// bind holds its inode; an image without /etc/hosts starts from an empty text). Nothing
+/// to do without names and without a file. Errors: those of reading the image's file,
+/// writing, bind_hosts.
 Status write_hosts(const Paths& paths, const std::string& id, int init_pid, nlohmann::json& egress);
 
 /// What a refresh did to one sandbox: the `refresh` record {"type":"refresh","v":1,"id",

@@ -28,6 +28,7 @@
 #include <linux/perf_event.h>
 #include <linux/sched.h>
 #include <linux/userfaultfd.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
@@ -990,6 +991,63 @@ static int a_fill(int argc, char **argv) {
     return 0;
 }
 
+/* Not attacks: the two ends of the egress throughput benchmark (scripts/bench-egress.sh),
+ * here because this binary is already static and copied into sandboxes.
+ * stream ADDR PORT MIB: one TCP connection (IPv4 or IPv6), MIB MiB written in 1 MiB
+ * writes; prints the rate in MiB/s from connect to the last byte acknowledged by close. */
+static int a_stream(int argc, char **argv) {
+    if (argc < 4) return usage("ADDR PORT MIB");
+    struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)atoi(argv[2]))};
+    struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_port = a6.sin6_port};
+    int v6 = strchr(argv[1], ':') != NULL;
+    if ((v6 ? inet_pton(AF_INET6, argv[1], &a6.sin6_addr) : inet_pton(AF_INET, argv[1], &a4.sin_addr)) != 1)
+        return usage("ADDR PORT MIB (ADDR numeric)");
+    long mib = atol(argv[3]);
+    static char chunk[1 << 20];
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || (v6 ? connect(fd, (struct sockaddr *)&a6, sizeof a6) : connect(fd, (struct sockaddr *)&a4, sizeof a4))) {
+        result(errno, "connect %s", argv[1]);
+        return 0;
+    }
+    int err = 0;
+    for (long i = 0; i < mib && !err; i++)
+        for (size_t off = 0; off < sizeof chunk && !err;) {
+            ssize_t n = write(fd, chunk + off, sizeof chunk - off);
+            if (n < 0 && errno != EINTR) err = errno;
+            if (n > 0) off += (size_t)n;
+        }
+    /* The peer has everything once it has read to our FIN. */
+    shutdown(fd, SHUT_WR);
+    while (!err && read(fd, chunk, sizeof chunk) > 0) {}
+    close(fd);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    result(err, "%.1f MiB/s", (double)mib / s);
+    return 0;
+}
+
+/* sink PORT: accepts TCP connections on PORT (IPv6 and IPv4) one after another and
+ * reads each to its end; runs until killed. */
+static int a_sink(int argc, char **argv) {
+    if (argc < 2) return usage("PORT");
+    struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)atoi(argv[1])), .sin6_addr = IN6ADDR_ANY_INIT};
+    int one = 1, fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) || listen(fd, 16)) {
+        result(errno, "listen %s", argv[1]);
+        return 0;
+    }
+    static char buf[1 << 20];
+    for (;;) {
+        int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+        if (c < 0) continue;
+        while (read(c, buf, sizeof buf) > 0) {}
+        close(c);
+    }
+}
+
 /* ---- the table ---- */
 
 /* htons(ETH_P_ALL) as a constant (this program is x86_64 only, little-endian). */
@@ -1067,6 +1125,8 @@ static const struct attack attacks[] = {
     {"int80", a_int80, ""},
     {"forkbomb", a_forkbomb, "[MAX [HOLD_SECONDS]]"},
     {"fill", a_fill, "PATH [MAX_BYTES]"},
+    {"stream", a_stream, "ADDR PORT MIB"},
+    {"sink", a_sink, "PORT"},
 };
 
 int main(int argc, char **argv) {
