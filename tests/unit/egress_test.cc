@@ -206,3 +206,22 @@ TEST_CASE("egress: address slots are /30s of the pool, named after the slot") {
     CHECK_FALSE(net::pool_from_env());
     ::unsetenv("DSEC_NET_POOL");
 }
+
+TEST_CASE("egress: IPv6 addresses are /126s of a /64, only when asked for") {
+    net::Pool pool;
+    CHECK(net::pool6_text(pool) == "fdd5:ec00:0:1::/64");
+    CHECK(net::link_for(pool, 3).sandbox_addr6.empty());
+    auto l = net::link_for(pool, 3, true);
+    CHECK(l.host_addr6 == "fdd5:ec00:0:1::d");
+    CHECK(l.sandbox_addr6 == "fdd5:ec00:0:1::e");
+    CHECK(net::link_for(pool, pool.slots() - 1, true).sandbox_addr6 == "fdd5:ec00:0:1::3f:fffe");
+    ::setenv("DSEC_NET_POOL6", "fd12:3456:789a:1::/64", 1);
+    auto other = net::pool_from_env();
+    REQUIRE(other);
+    CHECK(net::link_for(*other, 0, true).sandbox_addr6 == "fd12:3456:789a:1::2");
+    for (const char* bad : {"fd12:3456:789a:1::/48", "fd12:3456:789a:1::5/64", "fd12::zz/64", "10.0.0.0/8", "fd12::"}) {
+        ::setenv("DSEC_NET_POOL6", bad, 1);
+        CHECK_MESSAGE(!net::pool_from_env(), bad);
+    }
+    ::unsetenv("DSEC_NET_POOL6");
+}

@@ -30,6 +30,8 @@ Status nat_ensure(const std::string& run_dir, const Pool& pool) {
                          "add rule " + t + " forward oifname \"dsec-n*\" ct state established,related accept\n" +
                          "add rule " + t + " forward oifname \"dsec-n*\" drop\n" +
                          "add rule " + t + " postrouting ip saddr " + net + "/" + std::to_string(pool.prefix) +
+                         " oifname != \"dsec-n*\" masquerade\n" +
+                         "add rule " + t + " postrouting ip6 saddr " + pool6_text(pool) +
                          " oifname != \"dsec-n*\" masquerade\n";
     if (auto r = proc::run_checked({"nft", script}); !r) return fail(std::move(r.error()).context("NAT table " + t));
     return {};

@@ -4,7 +4,8 @@
 //
 //   forward:     to any sandbox interface ("dsec-n*"), only replies (nothing opens a
 //                connection into a sandbox, another sandbox included)
-//   postrouting: from the address pool out of any other interface, masquerade
+//   postrouting: from the address pools (IPv4 and IPv6) out of any other interface,
+//                masquerade
 //
 // Made by the first egress sandbox of the run directory (under its network lock) and
 // kept, like the egress programs, until dsec-reclaim gc finds no egress sandbox left.

@@ -173,6 +173,21 @@ Status Rtnl::add_address4(int index, uint32_t addr, unsigned prefix) {
     return talk(m.buf, "RTM_NEWADDR", "link " + std::to_string(index));
 }
 
+Status Rtnl::add_address6(int index, const in6_addr& addr, unsigned prefix) {
+    Msg m = request(RTM_NEWADDR, NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL);
+    ifaddrmsg a = {};
+    a.ifa_family = AF_INET6;
+    a.ifa_prefixlen = uint8_t(prefix);
+    a.ifa_flags = IFA_F_NODAD;
+    a.ifa_scope = RT_SCOPE_UNIVERSE;
+    a.ifa_index = uint32_t(index);
+    m.put(a);
+    m.attr(IFA_LOCAL, &addr, sizeof addr);
+    m.attr(IFA_ADDRESS, &addr, sizeof addr);
+    m.attr32(IFA_FLAGS, IFA_F_NODAD);
+    return talk(m.buf, "RTM_NEWADDR", "link " + std::to_string(index));
+}
+
 Status Rtnl::set_up(int index) {
     Msg m = request(RTM_NEWLINK, NLM_F_ACK);
     ifinfomsg i = {};
@@ -195,6 +210,20 @@ Status Rtnl::add_default_route4(int index, uint32_t gateway) {
     m.attr32(RTA_GATEWAY, htonl(gateway));
     m.attr32(RTA_OIF, uint32_t(index));
     return talk(m.buf, "RTM_NEWROUTE", "default via link " + std::to_string(index));
+}
+
+Status Rtnl::add_default_route6(int index, const in6_addr& gateway) {
+    Msg m = request(RTM_NEWROUTE, NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL);
+    rtmsg r = {};
+    r.rtm_family = AF_INET6;
+    r.rtm_table = RT_TABLE_MAIN;
+    r.rtm_protocol = RTPROT_BOOT;
+    r.rtm_scope = RT_SCOPE_UNIVERSE;
+    r.rtm_type = RTN_UNICAST;
+    m.put(r);
+    m.attr(RTA_GATEWAY, &gateway, sizeof gateway);
+    m.attr32(RTA_OIF, uint32_t(index));
+    return talk(m.buf, "RTM_NEWROUTE", "IPv6 default via link " + std::to_string(index));
 }
 
 Status Rtnl::delete_link(const std::string& name) {

@@ -1,9 +1,11 @@
 // The few netlink requests a sandbox's network needs, made on raw sockets rather than by
 // running ip(8) or nft(8) (each run costs a fork and an exec, tens of milliseconds on a
-// busy host): a veth pair with its peer created in another network namespace, IPv4
-// addresses, links up, a default route, a link deleted; whether an nftables table is
-// there.
+// busy host): a veth pair with its peer created in another network namespace, IPv4 and
+// IPv6 addresses, links up, default routes, a link deleted; whether an nftables table
+// is there.
 #pragma once
+
+#include <netinet/in.h>
 
 #include <cstdint>
 #include <string>
@@ -33,10 +35,16 @@ public:
     Result<int> link_index(const std::string& name);
     /// Adds `addr`/`prefix` (host order) to link `index`.
     Status add_address4(int index, uint32_t addr, unsigned prefix);
+    /// Adds the IPv6 `addr`/`prefix` to link `index`, without duplicate address detection
+    /// (the addresses are dsec's own on a link of two ends: waiting for DAD would only
+    /// hold the address back for a second or so).
+    Status add_address6(int index, const in6_addr& addr, unsigned prefix);
     /// Brings link `index` up.
     Status set_up(int index);
     /// A default route through `gateway` (host order) on link `index`.
     Status add_default_route4(int index, uint32_t gateway);
+    /// An IPv6 default route through `gateway` on link `index`.
+    Status add_default_route6(int index, const in6_addr& gateway);
     /// Deletes the link `name`. Errors: ENODEV (code not_found) when there is none.
     Status delete_link(const std::string& name);
 

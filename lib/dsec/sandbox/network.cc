@@ -17,6 +17,18 @@
 
 namespace dsec::sandbox {
 
+namespace {
+// The link's IPv6 addresses in the egress record ("address6", "gateway6"), or none
+// (the host does not forward IPv6).
+void set_addresses6(json& egress, const net::Link& link) {
+    egress.erase("address6");
+    egress.erase("gateway6");
+    if (link.sandbox_addr6.empty()) return;
+    egress["address6"] = link.sandbox_addr6;
+    egress["gateway6"] = link.host_addr6;
+}
+}  // namespace
+
 Status check_egress_security(const Security& sec) {
     if (!sec.userns)
         return fail(make_error("bad_input", "policy: network.allow: egress rules need the sandbox's own user namespace "
@@ -62,6 +74,7 @@ Result<json> start_egress(const Paths& paths, const std::string& id, int init_pi
                    {"address", link->sandbox_addr},
                    {"pins", net::pin_dir(paths.run, id)},
                    {"names", *names}};
+    set_addresses6(egress, *link);
     if (auto r = write_hosts(paths, id, init_pid, egress); !r) {
         (void)net::remove_link(link->host_if);
         return undo(r.error());
@@ -98,6 +111,7 @@ Status relink_egress(const Paths& paths, const std::string& /*id*/, int init_pid
     egress["interface"] = link->host_if;
     egress["gateway"] = link->host_addr;
     egress["address"] = link->sandbox_addr;
+    set_addresses6(egress, *link);
     // The new init has a new mount namespace: the host's file goes over /etc/hosts again.
     std::string hosts = egress.value("hosts", "");
     if (!hosts.empty()) return guard::bind_hosts(init_pid, mount::process_start(init_pid), hosts);
