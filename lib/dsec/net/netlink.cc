@@ -48,6 +48,21 @@ struct Msg {
     }
 };
 
+Msg request(uint16_t type, uint16_t flags);
+
+// A new default route of `family` in the main table, gateway and link still to add.
+Msg default_route(unsigned char family) {
+    Msg m = request(RTM_NEWROUTE, NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL);
+    rtmsg r = {};
+    r.rtm_family = family;
+    r.rtm_table = RT_TABLE_MAIN;
+    r.rtm_protocol = RTPROT_BOOT;
+    r.rtm_scope = RT_SCOPE_UNIVERSE;
+    r.rtm_type = RTN_UNICAST;
+    m.put(r);
+    return m;
+}
+
 Msg request(uint16_t type, uint16_t flags) {
     Msg m;
     struct nlmsghdr h = {};
@@ -199,28 +214,14 @@ Status Rtnl::set_up(int index) {
 }
 
 Status Rtnl::add_default_route4(int index, uint32_t gateway) {
-    Msg m = request(RTM_NEWROUTE, NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL);
-    rtmsg r = {};
-    r.rtm_family = AF_INET;
-    r.rtm_table = RT_TABLE_MAIN;
-    r.rtm_protocol = RTPROT_BOOT;
-    r.rtm_scope = RT_SCOPE_UNIVERSE;
-    r.rtm_type = RTN_UNICAST;
-    m.put(r);
+    Msg m = default_route(AF_INET);
     m.attr32(RTA_GATEWAY, htonl(gateway));
     m.attr32(RTA_OIF, uint32_t(index));
     return talk(m.buf, "RTM_NEWROUTE", "default via link " + std::to_string(index));
 }
 
 Status Rtnl::add_default_route6(int index, const in6_addr& gateway) {
-    Msg m = request(RTM_NEWROUTE, NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL);
-    rtmsg r = {};
-    r.rtm_family = AF_INET6;
-    r.rtm_table = RT_TABLE_MAIN;
-    r.rtm_protocol = RTPROT_BOOT;
-    r.rtm_scope = RT_SCOPE_UNIVERSE;
-    r.rtm_type = RTN_UNICAST;
-    m.put(r);
+    Msg m = default_route(AF_INET6);
     m.attr(RTA_GATEWAY, &gateway, sizeof gateway);
     m.attr32(RTA_OIF, uint32_t(index));
     return talk(m.buf, "RTM_NEWROUTE", "IPv6 default via link " + std::to_string(index));
