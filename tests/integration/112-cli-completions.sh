@@ -28,7 +28,7 @@ read -ra COMP_WORDS <<<"$(printf '%s' "$COMP_LINE" | sed 's/:/ : /g')"
 COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=()
 fn=$(complete -p "${COMP_WORDS[0]}" | sed -E 's/.*-F ([^ ]+).*/\1/')
 "$fn" "${COMP_WORDS[0]}" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
-printf '%s\n' "${COMPREPLY[@]}" | sort | tr '\n' ' '
+[ ${#COMPREPLY[@]} = 0 ] || printf '%s\n' "${COMPREPLY[@]}" | sort | tr '\n' ' '
 EOF
 bash_offers() {  # LINE: prints the sorted completions, space-separated
     local tool=${1%% *}
