@@ -74,7 +74,12 @@ dsec-run wait dt2 "$e4" > /dev/null 2> "$T/wait-err" &
 waiter=$!
 dsec-run wait dt2 > "$T/wait-sandbox" &
 sandbox_waiter=$!
-sleep 0.3
+# Both are waiting once each holds a pidfd (of the supervisor, of the init).
+for i in $(seq 1 50); do
+    n=$(ls -l /proc/$waiter/fd /proc/$sandbox_waiter/fd 2>/dev/null | grep -c pidfd || true)
+    [ "$n" -ge 2 ] && break
+    sleep 0.1
+done
 dsec-run destroy dt2 > /dev/null
 for i in $(seq 1 30); do kill -0 "$sup" 2>/dev/null || break; sleep 0.1; done
 ! kill -0 "$sup" 2>/dev/null || fail "the supervisor outlived destroy"

@@ -38,20 +38,24 @@ struct ExecRef {
     bool follow = false;
 };
 
-std::shared_ptr<ExecRef> add_exec_ref(CLI::App* cmd, const std::string& no_exec) {
+// A subcommand NAME ID [EXEC] with its description and example.
+std::pair<CLI::App*, std::shared_ptr<ExecRef>> add_exec_ref(CLI::App& app, const std::string& name,
+                                                             const std::string& what, const std::string& example,
+                                                             const std::string& no_exec) {
+    auto* cmd = app.add_subcommand(name, what);
+    cmd->footer(cli::example("  e=$(dsec-run exec -d box1 -- make test | jq -r .exec)\n" + example));
     auto o = std::make_shared<ExecRef>();
     cmd->add_option("ID", o->id, "sandbox id")->required();
     cmd->add_option("EXEC", o->exec, "exec key from exec -d's record; none: " + no_exec);
-    return o;
+    return {cmd, o};
 }
 }  // namespace
 
 void add_logs(CLI::App& app, Context& ctx) {
-    auto* cmd = app.add_subcommand("logs", "output of a detached exec (exec -d): its stdout and stderr as it wrote them");
-    cmd->footer(cli::example("  e=$(dsec-run exec -d box1 -- make test | jq -r .exec)\n"
-                             "  dsec-run logs -f box1 $e              # until the command ends\n"
-                             "  dsec-run logs box1 2>/dev/null        # the latest detached exec, stdout only"));
-    auto o = add_exec_ref(cmd, "the latest detached exec");
+    auto [cmd, o] = add_exec_ref(app, "logs", "output of a detached exec (exec -d): its stdout and stderr as it wrote them",
+                                 "  dsec-run logs -f box1 $e              # until the command ends\n"
+                                 "  dsec-run logs box1 2>/dev/null        # the latest detached exec, stdout only",
+                                 "the latest detached exec");
     cmd->add_flag("-f,--follow", o->follow, "keep printing output until the command ends");
     cmd->callback([&ctx, o] {
         ctx.action = [&ctx, o]() -> Result<int> {
@@ -65,11 +69,10 @@ void add_logs(CLI::App& app, Context& ctx) {
 }
 
 void add_wait(CLI::App& app, Context& ctx) {
-    auto* cmd = app.add_subcommand("wait", "wait for a detached exec to end (exit status: its command's), or for a sandbox's end");
-    cmd->footer(cli::example("  e=$(dsec-run exec -d box1 -- make test | jq -r .exec)\n"
-                             "  dsec-run wait box1 $e | jq .exit_code   # exit status: make's\n"
-                             "  dsec-run wait box1                      # until it is destroyed or its TTL ends"));
-    auto o = add_exec_ref(cmd, "wait for the sandbox itself");
+    auto [cmd, o] = add_exec_ref(app, "wait", "wait for a detached exec to end (exit status: its command's), or for a sandbox's end",
+                                 "  dsec-run wait box1 $e | jq .exit_code   # exit status: make's\n"
+                                 "  dsec-run wait box1                      # until it is destroyed or its TTL ends",
+                                 "wait for the sandbox itself");
     cmd->callback([&ctx, o] {
         ctx.action = [&ctx, o]() -> Result<int> {
             auto paths = ctx.sandbox_paths();
