@@ -55,6 +55,18 @@ dsec-run logs dt > "$T/out"
 [ "$(wc -c < "$T/out")" = "$kept" ] || fail "logs printed $(wc -c < "$T/out") bytes, $kept kept"
 [ "$(sort -u "$T/out")" = "hostile" ] || fail "logs of the flood: $(sort -u "$T/out" | head -3)"
 
+# A supervisor killed: the exec is "lost" and wait says why, with no status to pass on.
+e5=$(dsec-run exec -d dt -- sleep 1018 | jq -r .exec)
+kill -9 "$(jq -r .pid "$DSEC_RUN/sandboxes/dt/execs/$e5/exec.json")"
+for i in $(seq 1 30); do
+    [ "$(dsec-run inspect dt | jq -r --arg e "$e5" '.execs[] | select(.exec == $e) | .state')" = lost ] && break
+    sleep 0.1
+done
+dsec-run inspect dt | jq -e --arg e "$e5" '.execs[] | select(.exec == $e) | .state == "lost"' > /dev/null ||
+    fail "killed supervisor: $(dsec-run inspect dt | jq -c .execs)"
+expect_exit 1 dsec-run wait dt "$e5" > /dev/null 2> "$T/err"
+grep -q "supervisor was killed" "$T/err" || fail "wait on a lost exec: $(cat "$T/err")"
+
 # Bad input: one line on stderr, an error record, nothing made.
 expect_exit 1 dsec-run exec -d nobox -- true > "$T/rec" 2> "$T/err"
 [ "$(wc -l < "$T/err")" = 1 ] && jq -e '.type == "error" and .code == "not_found" and .id == "nobox"' "$T/rec" > /dev/null ||
@@ -62,7 +74,7 @@ expect_exit 1 dsec-run exec -d nobox -- true > "$T/rec" 2> "$T/err"
 expect_exit 2 dsec-run exec -d -t dt -- true 2> /dev/null
 expect_exit 1 dsec-run logs dt 0badc0de > /dev/null 2>&1
 expect_exit 1 dsec-run wait dt ../../x > /dev/null 2>&1
-[ "$(ls "$DSEC_RUN/sandboxes/dt/execs" | wc -l)" = 3 ] || fail "execs dir: $(ls "$DSEC_RUN/sandboxes/dt/execs")"
+[ "$(ls "$DSEC_RUN/sandboxes/dt/execs" | wc -l)" = 4 ] || fail "execs dir: $(ls "$DSEC_RUN/sandboxes/dt/execs")"
 
 # A detached exec dies with destroy: the command, then its supervisor; wait says so.
 dsec-run create --layers base --id dt2 > /dev/null

@@ -81,6 +81,14 @@ r=$(in_box 'mount -o remount,bind,rw /data && echo WORKED')
 in_box 'unshare -m sh -c "umount /data; umount -l /data; echo x > /data/secret; echo x > /data/new"' > /dev/null
 [ "$(ls "$T/data")" = secret ] && [ "$(cat "$T/data/secret")" = "host secret" ] || fail "the host directory changed: $(ls "$T/data")"
 
+# A fork gets the same binds, locked the same way.
+fork=$(dsec-run fork bd | jq -r .id)
+on_exit "dsec-run destroy --force $fork > /dev/null"
+[ "$(dsec-run exec "$fork" -- cat /data/secret)" = "host secret" ] || fail "the fork has no /data"
+r=$(dsec-run exec "$fork" -- sh -c 'mount -o remount,bind,rw /data && echo WORKED' 2>&1 || true)
+! echo "$r" | grep -q WORKED || fail "the fork's bind is not locked: $r"
+dsec-run destroy "$fork" > /dev/null
+
 # Refused, one line on stderr and an error record, nothing left behind.
 refuse() {  # CODE EXIT BIND [CREATE OPTION...]
     local code=$1 want=$2 bind=$3 got=0
