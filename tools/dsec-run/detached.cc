@@ -52,10 +52,11 @@ std::pair<CLI::App*, std::shared_ptr<ExecRef>> add_exec_ref(CLI::App& app, const
 }  // namespace
 
 void add_logs(CLI::App& app, Context& ctx) {
-    auto [cmd, o] = add_exec_ref(app, "logs", "output of a detached exec (exec -d): its stdout and stderr as it wrote them",
-                                 "  dsec-run logs -f box1 $e              # until the command ends\n"
-                                 "  dsec-run logs box1 2>/dev/null        # the latest detached exec, stdout only",
-                                 "the latest detached exec");
+    auto [cmd, ref] = add_exec_ref(app, "logs", "output of a detached exec (exec -d): its stdout and stderr as it wrote them",
+                                   "  dsec-run logs -f box1 $e              # until the command ends\n"
+                                   "  dsec-run logs box1 2>/dev/null        # the latest detached exec, stdout only",
+                                   "the latest detached exec");
+    auto o = ref;  // a plain variable: clang before 16 cannot capture a structured binding
     cmd->add_flag("-f,--follow", o->follow, "keep printing output until the command ends");
     cmd->callback([&ctx, o] {
         ctx.action = [&ctx, o]() -> Result<int> {
@@ -69,10 +70,11 @@ void add_logs(CLI::App& app, Context& ctx) {
 }
 
 void add_wait(CLI::App& app, Context& ctx) {
-    auto [cmd, o] = add_exec_ref(app, "wait", "wait for a detached exec to end (exit status: its command's), or for a sandbox's end",
-                                 "  dsec-run wait box1 $e | jq .exit_code   # exit status: make's\n"
-                                 "  dsec-run wait box1                      # until it is destroyed or its TTL ends",
-                                 "wait for the sandbox itself");
+    auto [cmd, ref] = add_exec_ref(app, "wait", "wait for a detached exec to end (exit status: its command's), or for a sandbox's end",
+                                   "  dsec-run wait box1 $e | jq .exit_code   # exit status: make's\n"
+                                   "  dsec-run wait box1                      # until it is destroyed or its TTL ends",
+                                   "wait for the sandbox itself");
+    auto o = ref;
     cmd->callback([&ctx, o] {
         ctx.action = [&ctx, o]() -> Result<int> {
             auto paths = ctx.sandbox_paths();
