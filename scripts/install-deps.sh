@@ -9,8 +9,9 @@ run="busybox-static jq zstd xz-utils bzip2 gzip attr tar util-linux iproute2 nft
 bench="bubblewrap runc gnuplot-nox bpftool clang"
 # The sanitizer build and the fuzz targets (scripts/build.sh --sanitize): clang's runtimes.
 sanitize="clang libclang-rt-14-dev"
-# groff-base: test 01 formats every man page and fails on troff warnings.
-test="debootstrap python3 python3-yaml groff-base"
+# groff-base: test 01 formats every man page and fails on troff warnings; zsh and fish:
+# test 112 parses the completions with them and asks fish what it completes.
+test="debootstrap python3 python3-yaml groff-base zsh fish"
 # The cluster tests' distributed filesystem and workload manager (their daemons are
 # started by the tests themselves, in private namespaces).
 cluster="glusterfs-server glusterfs-client slurm-wlm munge"

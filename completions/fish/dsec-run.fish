@@ -1,5 +1,5 @@
 # fish completion for dsec-run
-set -l subs create exec run cp ls inspect destroy snapshot fork reset kill stats session log
+set -l subs create exec run cp ls inspect destroy snapshot fork reset kill stats session log logs wait
 function __dsec_run_ids
     set -l run /run/dsec
     set -q DSEC_RUN; and set run $DSEC_RUN
@@ -36,7 +36,7 @@ complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l idle-ttl -r
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l class -x -a 'latency batch' -d 'CPU class'
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l label -r
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l policy -r
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l layers -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l layers -x -a '(__dsec_run_layer_list)' -d 'layer names, base first'
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l network -r -a none
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l verify -d 'verify layer digests'
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l userns -r -a 'private host' -d 'user namespace'
@@ -45,6 +45,7 @@ complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l cap-drop -r 
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l seccomp -r -F -d 'default, unconfined or a profile'
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l tmp-size -r -d 'size of /tmp, /dev/shm'
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l ulimit -r -d 'NAME=SOFT[:HARD]'
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l bind -r -F -d 'SRC:DST[:ro|rw], read-only by default'
 complete -c dsec-run -n "__fish_seen_subcommand_from create exec destroy" -s P -l parallel -r -d 'at once'
 # exec and run
 complete -c dsec-run -n "__fish_seen_subcommand_from exec run" -l json -d 'capture output into a result record'
@@ -61,12 +62,12 @@ complete -c dsec-run -n "__fish_seen_subcommand_from run" -l keep -d 'keep the s
 complete -c dsec-run -n "__fish_seen_subcommand_from run" -l upper-on-disk -d 'writable upper on local disk, not in memory'
 complete -c dsec-run -n "__fish_seen_subcommand_from cp" -l max-bytes -r -d 'cap on the file bytes copied'
 complete -c dsec-run -n "__fish_seen_subcommand_from cp" -l max-entries -r -d 'cap on the entries copied'
-complete -c dsec-run -n "__fish_seen_subcommand_from cp" -F
+complete -c dsec-run -n "__fish_seen_subcommand_from cp; and not string match -q -- '*:*' (commandline -ct)" -F
 complete -c dsec-run -n "__fish_seen_subcommand_from ls" -l label -r
 complete -c dsec-run -n "__fish_seen_subcommand_from ls" -l state -r -a 'running paused dead creating destroying broken' -d 'only this state'
 complete -c dsec-run -n "__fish_seen_subcommand_from ls" -l older-than -r -d 'created at least this long ago'
 complete -c dsec-run -n "__fish_seen_subcommand_from ls" -l newer-than -r -d 'created at most this long ago'
-complete -c dsec-run -n "__fish_seen_subcommand_from ls" -l layer -r -d 'holds this layer (name or digest)'
+complete -c dsec-run -n "__fish_seen_subcommand_from ls" -l layer -x -a '(__dsec_run_layer_list)' -d 'holds this layer (name or digest)'
 complete -c dsec-run -n "__fish_seen_subcommand_from ls" -s q -l quiet -d 'ids only'
 complete -c dsec-run -n "__fish_seen_subcommand_from ls" -l json -d 'records on a terminal too'
 complete -c dsec-run -n "__fish_seen_subcommand_from destroy" -s f -l force -d 'unknown ids are not an error'
@@ -76,7 +77,19 @@ complete -c dsec-run -n "__fish_seen_subcommand_from snapshot fork" -l keep-spec
 complete -c dsec-run -n "__fish_seen_subcommand_from snapshot fork" -l compress -r -a 'none lz4 lz4hc' -d 'image compression'
 complete -c dsec-run -n "__fish_seen_subcommand_from fork" -s n -l count -r -d 'how many sandboxes'
 complete -c dsec-run -n "__fish_seen_subcommand_from fork reset" -s P -l parallel -r -d 'at once'
-complete -c dsec-run -n "__fish_seen_subcommand_from exec inspect destroy cp snapshot fork reset kill stats log" -a "(__dsec_run_ids)"
+complete -c dsec-run -n "__fish_seen_subcommand_from exec inspect destroy snapshot fork reset kill stats log" -a "(__dsec_run_ids)"
+# cp: ID: (a path inside follows), a host path (-F above), or - for a tar stream.
+complete -c dsec-run -n "__fish_seen_subcommand_from cp; and not string match -q -- '*:*' (commandline -ct)" -a "(__dsec_run_ids | string replace -r '\$' ':')" -d sandbox
+complete -c dsec-run -n "__fish_seen_subcommand_from cp" -a - -d 'tar stream on stdin or stdout'
+function __dsec_run_layer_list
+    set -l store /var/lib/dsec/layers
+    set -q DSEC_ROOT; and set store $DSEC_ROOT/layers
+    set -q DSEC_STORE; and set store $DSEC_STORE
+    set -l head (string replace -r '[^,]*$' '' -- (commandline -ct | string replace -r '^--layers=' ''))
+    for name in (ls $store/names 2>/dev/null)
+        echo $head$name
+    end
+end
 complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a kill -d 'signal the commands in sandboxes'
 complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a stats -d 'resource use of sandboxes now'
 complete -c dsec-run -n "__fish_seen_subcommand_from kill" -s s -l signal -r -a 'TERM KILL INT HUP QUIT USR1 USR2 STOP CONT' -d 'signal'
@@ -104,3 +117,22 @@ complete -c dsec-run -n "__fish_seen_subcommand_from session; and __fish_seen_su
 complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a log -d "a sandbox's command log"
 complete -c dsec-run -n "__fish_seen_subcommand_from log" -s f -l follow -d 'keep printing as records come'
 complete -c dsec-run -n "__fish_seen_subcommand_from destroy" -l keep-log -r -d 'copy the command log to this directory first'
+complete -c dsec-run -n "__fish_seen_subcommand_from exec" -s d -l detach -d 'start and return at once; see logs, wait'
+complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a logs -d 'output of a detached exec'
+complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a wait -d 'wait for a detached exec or a sandbox'
+complete -c dsec-run -n "__fish_seen_subcommand_from logs" -s f -l follow -d 'until the command ends'
+function __dsec_run_execs
+    set -l run /run/dsec
+    set -q DSEC_RUN; and set run $DSEC_RUN
+    set -l words (commandline -opc)
+    set -l args
+    for w in $words[3..-1]
+        string match -q -- '-*' $w; or set -a args $w
+    end
+    if test (count $args) -eq 0
+        __dsec_run_ids
+    else if test (count $args) -eq 1
+        ls $run/sandboxes/$args[1]/execs 2>/dev/null
+    end
+end
+complete -c dsec-run -n "__fish_seen_subcommand_from logs wait" -a "(__dsec_run_execs)"

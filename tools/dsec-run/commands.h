@@ -30,7 +30,7 @@ struct Context {
 struct CreateArgs {
     std::string id, hostname, memory, cpus, pids, disk, workdir, user, network = "none", ttl, idle_ttl, policy;
     std::string userns = "private", seccomp = "default", tmp_size, cpu_class = "latency";
-    std::vector<std::string> env, labels, layers, cap_add, cap_drop, ulimits;
+    std::vector<std::string> env, labels, layers, cap_add, cap_drop, ulimits, binds;
     bool verify = false;
     /// Errors: usage for an invalid value (exit 2).
     Result<sandbox::CreateOptions> to_options() const;
@@ -74,5 +74,10 @@ void add_reset(CLI::App& app, Context& ctx);  // snapshot.cc
 void add_control(CLI::App& app, Context& ctx);  // kill, stats
 void add_session(CLI::App& app, Context& ctx);  // session open, exec, ls, close
 void add_log(CLI::App& app, Context& ctx);
+void add_logs(CLI::App& app, Context& ctx);  // detached.cc: logs, wait
+void add_wait(CLI::App& app, Context& ctx);
+/// exec -d: one detached exec in sandbox `id`, or in each sandbox record on stdin.
+Result<int> exec_detached(const Context& ctx, const std::string& id, const ExecArgs& args,
+                          const sandbox::ExecOptions& options);
 
 }  // namespace dsec::run_tool

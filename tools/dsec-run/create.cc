@@ -38,6 +38,8 @@ void add_create_options(CLI::App* cmd, CreateArgs& a) {
     cmd->add_option("--tmp-size", a.tmp_size, "size of the tmpfs behind /tmp, /dev/shm and /dev (default 256M)");
     cmd->add_option("--ulimit", a.ulimits, "resource limit NAME=SOFT[:HARD] for nofile, core, fsize (repeatable)")
         ->allow_extra_args(false);
+    cmd->add_option("--bind", a.binds, "host path SRC at DST inside, SRC:DST[:ro|rw], read-only by default (repeatable)")
+        ->allow_extra_args(false);
 }
 
 namespace {
@@ -132,6 +134,13 @@ Result<sandbox::CreateOptions> CreateArgs::to_options() const {
     if (!workdir.empty() && workdir[0] != '/') return fail(make_error("usage", "--workdir must be an absolute path"));
     o.workdir = workdir;
     o.network = network;
+    if (!binds.empty() && userns == "host")
+        return fail(make_error("usage", "--bind needs the sandbox's own user namespace: not with --userns host"));
+    for (auto& text : binds) {
+        auto b = sandbox::parse_bind(text);
+        if (!b) return fail(b.error());
+        o.binds.push_back(*b);
+    }
     for (auto& l : labels) {
         auto eq = l.find('=');
         if (eq == std::string::npos || eq == 0) return fail(make_error("usage", "--label \"" + l + "\" is not k=v"));
@@ -173,6 +182,7 @@ void add_create(CLI::App& app, Context& ctx) {
         ctx.action = [&ctx, o]() -> Result<int> {
             auto options = o->args.to_options();
             if (!options) return fail(options.error());
+            options->layer_store = ctx.paths.layers();
             auto paths = ctx.sandbox_paths();
             if (!o->args.layers.empty()) {
                 std::string id = options->id.empty() ? sandbox::random_id() : options->id;

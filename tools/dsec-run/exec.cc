@@ -11,7 +11,8 @@ void add_exec_options(CLI::App* cmd, ExecArgs& a, bool overrides) {
     cmd->add_flag("-t,--tty", a.tty, "give the command a pseudo-terminal (a terminal on stdin goes into raw mode)");
     cmd->add_option("--timeout", a.timeout, "kill the command's tree after this long, e.g. 30s, 10m");
     cmd->add_option("--no-output-timeout", a.no_output_timeout, "kill the command's tree after this long without output");
-    cmd->add_option("--output-limit", a.output_limit, "with --json, bytes of stdout and of stderr kept (default 1M)");
+    cmd->add_option("--output-limit", a.output_limit,
+                    "with --json, bytes of stdout and of stderr kept; with -d, each stream's file cap (default 1M)");
     if (!overrides) return;
     cmd->add_option("-e,--env", a.env, "K=V added to the sandbox's environment for this command (repeatable)")->allow_extra_args(false);
     cmd->add_option("-w,--workdir", a.workdir, "working directory for this command");
@@ -52,15 +53,19 @@ void add_exec(CLI::App& app, Context& ctx) {
         std::string id;
         ExecArgs args;
         size_t parallel = 1;
+        bool detach = false;
     };
     auto o = std::make_shared<Opts>();
     auto* cmd = app.add_subcommand("exec", "run a command in a sandbox (ID) or in each sandbox record on stdin");
     cmd->footer(cli::example("  dsec-run exec box1 -- uname -a            # exit status: the command's\n"
                              "  dsec-run exec -it box1 -- sh\n"
+                             "  e=$(dsec-run exec -d box1 -- make test | jq -r .exec); dsec-run logs -f box1 $e\n"
                              "  dsec-run ls --label job=eval | dsec-run exec -P 8 --json -- uname -r"));
     cli::takes_command(cmd);
     cmd->add_option("ID", o->id, "sandbox id; none: sandbox records on stdin, one result record each");
     add_exec_options(cmd, o->args);
+    cmd->add_flag("-d,--detach", o->detach,
+                  "start the command and return at once with its exec record; see logs and wait");
     cmd->add_option("-P,--parallel", o->parallel, "with records on stdin: run in up to N sandboxes at once")
         ->check(CLI::Range(1, 256));
     cmd->callback([&ctx, o] {
@@ -68,6 +73,7 @@ void add_exec(CLI::App& app, Context& ctx) {
             auto options = o->args.to_options(ctx.command);
             if (!options) return fail(options.error());
             auto paths = ctx.sandbox_paths();
+            if (o->detach) return exec_detached(ctx, o->id, o->args, *options);
             if (!o->id.empty()) {
                 auto r = sandbox::exec(paths, o->id, *options);
                 if (!r) return fail(std::move(r.error()).about(o->id));

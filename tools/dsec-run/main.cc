@@ -47,6 +47,8 @@ int main(int argc, char** argv) {
     run_tool::add_control(app, ctx);
     run_tool::add_session(app, ctx);
     run_tool::add_log(app, ctx);
+    run_tool::add_logs(app, ctx);
+    run_tool::add_wait(app, ctx);
 
     return cli::main(app, cut, argv, [&] { return ctx.action(); });
 }

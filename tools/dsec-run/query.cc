@@ -6,6 +6,7 @@
 
 #include "dsec/layer/store.h"
 #include "dsec/sandbox/activity.h"
+#include "dsec/sandbox/detached.h"
 #include "dsec/sandbox/listing.h"
 #include "dsec/sandbox/network.h"
 #include "commands.h"
@@ -166,6 +167,8 @@ void add_query(CLI::App& app, Context& ctx) {
                     rc = cli::kExitFailed;
                     continue;
                 }
+                // Its detached execs (exec -d), with their state.
+                if (auto execs = sandbox::list_detached(paths, id)) (*live)["execs"] = *execs;
                 if (auto r = jsonl::emit(*live); !r) return fail(r.error());
             }
             return rc;

@@ -25,6 +25,7 @@ void add_run(CLI::App& app, Context& ctx) {
             if (o->create.layers.empty()) return fail(make_error("usage", "run needs --layers"));
             auto copts = o->create.to_options();
             if (!copts) return fail(copts.error());
+            copts->layer_store = ctx.paths.layers();
             auto eopts = o->exec.to_options(ctx.command);
             if (!eopts) return fail(eopts.error());
             auto paths = ctx.sandbox_paths();

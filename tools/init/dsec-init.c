@@ -7,7 +7,8 @@
  *   fd 4      a pipe holding the dsec_confinement the init applies to itself when ready
  *   fd 5      a mount (idmapped clone) holding the sandbox's upper/ and work/ (kept open)
  *   fd 6..    the layers' mounts (idmapped clones), top first
- *   argv      dsec-init HOSTNAME LAYERS SCRATCH_BYTES USERXATTR   (no host path)
+ *   argv      dsec-init HOSTNAME LAYERS SCRATCH_BYTES USERXATTR [BIND_DST...]   (no host path)
+ *   cwd       b0, b1, ...: the sandbox's binds, one per BIND_DST (sandbox/bind.h), when any
  * It mounts the overlay over the cwd (the mount lives only in this namespace), builds
  * /dev, /proc and /tmp (one tmpfs for all of them), brings loopback up, pivots into the
  * new root, confines itself (no capabilities, no_new_privs, seccomp) and then does
@@ -32,6 +33,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 #include <linux/mount.h>
+#include <linux/openat2.h>
 
 #include "dsec/ns/confine.h"
 
@@ -229,6 +231,74 @@ static void mount_overlay(int layers, int userxattr) {
     close(fs);
 }
 
+/* The host's binds, b0, b1, ... in the start directory, were locked by the kernel when
+ * this namespace was copied from the one they were attached in (sandbox/bind.h): a clone
+ * keeps the lock. Cloned before anything covers them. */
+enum { kMaxBinds = 64 };
+static int binds[kMaxBinds];
+
+static void take_binds(int count) {
+    char name[16];
+    for (int i = 0; i < count; i++) {
+        snprintf(name, sizeof name, "b%d", i);
+        binds[i] = open_tree(AT_FDCWD, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+        if (binds[i] < 0) die("open_tree", name);
+    }
+}
+
+/* `name` under `dir`, as an O_PATH descriptor, never following a symlink or crossing
+ * into another mount: the image is hostile. */
+static int open_beneath(int dir, const char *name, int directory) {
+    struct open_how how = {.flags = O_PATH | O_CLOEXEC | (directory ? O_DIRECTORY : 0),
+                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
+    return (int)syscall(SYS_openat2, dir, name, &how, sizeof how);
+}
+
+/* Attaches bind `i` at `dst` (absolute and checked by dsec-run) under the new root, the
+ * cwd, one component at a time, making what is missing: directories on the way, and
+ * the last one as a directory or an empty file as the bind's root is. */
+static void attach_bind(int i, const char *dst) {
+    struct stat src, at;
+    if (fstat(binds[i], &src) < 0) die("fstat", dst);
+    int is_dir = S_ISDIR(src.st_mode);
+    int dir = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) die("open", "/");
+    char part[256];
+    for (const char *p = dst; *p;) {
+        while (*p == '/') p++;
+        size_t n = strcspn(p, "/");
+        if (n == 0) break;
+        if (n >= sizeof part) {
+            errno = ENAMETOOLONG;
+            die("bind destination", dst);
+        }
+        memcpy(part, p, n);
+        part[n] = 0;
+        p += n;
+        int last = *p == 0;
+        if (!last || is_dir) {
+            if (mkdirat(dir, part, 0755) < 0 && errno != EEXIST) die("mkdir", dst);
+        } else {
+            int f = openat(dir, part, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+            if (f >= 0) close(f);
+            else if (errno != EEXIST) die("create", dst);
+        }
+        int next = open_beneath(dir, part, !last || is_dir);
+        if (next < 0) die("bind destination (a symlink or a mount on the way)", dst);
+        close(dir);
+        dir = next;
+    }
+    if (fstat(dir, &at) < 0) die("fstat", dst);
+    if (S_ISDIR(at.st_mode) != is_dir) {
+        errno = is_dir ? ENOTDIR : EISDIR;
+        die("bind destination", dst);
+    }
+    if (move_mount(binds[i], "", dir, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+        die("move_mount", dst);
+    close(dir);
+    close(binds[i]);
+}
+
 static void loopback_up(void) {
     int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (s < 0) die("socket", "lo");
@@ -241,16 +311,19 @@ static void loopback_up(void) {
     close(s);
 }
 
-static void set_up(char **argv) {
+static void set_up(int argc, char **argv) {
     const char *hostname = argv[1];
+    int bind_count = argc - 5;
     /* Nothing below may propagate back to the host's mount table. */
     mount_or_die(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
+    take_binds(bind_count);
     make_scratch(argv[3]);
     mount_overlay(atoi(argv[2]), atoi(argv[4]));
     make_dev();
     make_proc();
     mkdir_or_die("tmp", 01777);
     bind_scratch("tmp", "tmp", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+    for (int i = 0; i < bind_count; i++) attach_bind(i, argv[5 + i]);
     close(scratch);
     if (sethostname(hostname, strlen(hostname)) < 0) die("sethostname", hostname);
     loopback_up();
@@ -284,7 +357,7 @@ static void read_confinement(void) {
 int main(int argc, char **argv) {
     /* Before anything else: nothing in the sandbox may ptrace us or read /proc/1/{mem,fd,exe,environ}. */
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    if (argc != 5 || getpid() != 1) {
+    if (argc < 5 || argc > 5 + kMaxBinds || getpid() != 1) {
         fprintf(stderr, "dsec-init: started by dsec-run only (as pid 1 of a new pid namespace)\n");
         return 2;
     }
@@ -293,7 +366,7 @@ int main(int argc, char **argv) {
     sigprocmask(SIG_BLOCK, &all, NULL);
     read_confinement();
     /* dsec-run started us in the (empty) directory to build the root at. */
-    set_up(argv);
+    set_up(argc, argv);
     const char *op = "";
     if (dsec_confine(&confinement, &op) < 0) die(op, "");
     /* Ready: from now on we outlive the dsec-run thread that started us (cleared before

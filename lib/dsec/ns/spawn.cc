@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "dsec/mount/overlay.h"
+#include "dsec/ns/bind_stage.h"
 #include "dsec/ns/confinement.h"
 #include "dsec/sys/fs.h"
 
@@ -275,7 +276,11 @@ Result<Started> start_init(const InitSpec& spec) {
         args.flags |= CLONE_INTO_CGROUP;
         args.cgroup = uint64_t(spec.unified_cgroup_fd);
     }
+    // Binds are copied into the init's mount namespace with the rest, and so locked.
+    BindStage stage;
+    if (auto r = stage.enter(spec.root_dir, spec.binds); !r) return fail(r.error());
     long pid = ::syscall(SYS_clone3, &args, sizeof args);
+    if (pid > 0) stage.leave();
     if (pid < 0) {
         Error e = sys_error("clone3", "new namespaces");
         if (spec.userns && (e.err == EPERM || e.err == ENOSPC))

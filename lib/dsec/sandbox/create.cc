@@ -87,7 +87,7 @@ Result<json> build(const Paths& paths, const mount::Rootfs& rootfs, const Create
     limits.cpu_weight = cpu_weight(o.cpu_class);
     if (auto r = cg.create(limits); !r) return fail(r.error());
     StartSpec spec{id, o.hostname.empty() ? id.substr(0, 63) : o.hostname, o.init_program, sec, ids, o.disk,
-                   o.tmp_size, o.cpu_class};
+                   o.tmp_size, o.cpu_class, o.binds, {paths.root, paths.run, o.layer_store}};
     auto init = start(paths, rootfs, spec, cg);
     if (!init) return fail(init.error());
     // The policy's mounts, before anything runs inside (the state still says "creating").
@@ -148,6 +148,7 @@ Result<json> create(const Paths& paths, const mount::Rootfs& rootfs, const Creat
     state.update(resolve_config(rootfs, o));
     if (!o.policy.empty()) state["policy"] = o.policy;
     if (o.guard) state["guard"] = guard::policy_record(*o.guard);
+    if (!o.binds.empty()) state["binds"] = binds_record(o.binds);
     // Written before any work: a crash from here on leaves a state destroy() can finish.
     if (auto r = save(paths, state); !r) return fail(r.error());
 

@@ -11,6 +11,7 @@
 #include "dsec/cgroup/cgroup.h"
 #include "dsec/guard/policy.h"
 #include "dsec/mount/rootfs.h"
+#include "dsec/sandbox/bind.h"
 #include "dsec/sandbox/cpu_class.h"
 #include "dsec/sandbox/limits.h"
 #include "dsec/sandbox/security.h"
@@ -42,6 +43,8 @@ struct CreateOptions {
     Security security;                  // user namespace, capabilities, limits, seccomp
     uint64_t tmp_size = kDefaultTmpSize;  // bytes of the tmpfs behind /tmp, /dev/shm, /dev
     CpuClass cpu_class = CpuClass::latency;
+    std::vector<Bind> binds;            // --bind (bind.h)
+    std::string layer_store;            // the store's directory, which no bind may reach
 };
 
 /// Creates one sandbox from a mounted rootfs and returns its state record. The state is

@@ -51,10 +51,24 @@ Result<ns::Started> start(const Paths& paths, const mount::Rootfs& rootfs, const
 
     auto fds = open_cgroup_fds(cg);
     if (!fds) return fail(fds.error());
+    // Opened here, at each start, never kept from an earlier one (bind.h).
+    if (!s.binds.empty() && !sec.userns)
+        return fail(make_error("usage", "--bind needs the sandbox's own user namespace (not --userns=host): "
+                                        "nothing would lock a read-only bind"));
+    if (s.binds.size() > kMaxBinds)
+        return fail(make_error("usage", "at most " + std::to_string(kMaxBinds) + " --bind per sandbox"));
+    std::vector<Fd> binds;
     ns::InitSpec spec;
+    for (auto& b : s.binds) {
+        auto tree = open_bind_source(b, s.bind_forbidden);
+        if (!tree) return fail(tree.error());
+        spec.binds.push_back(tree->get());
+        binds.push_back(std::move(*tree));
+    }
     spec.exe_path = *exe;
     spec.argv = {"dsec-init", s.hostname, std::to_string(rootfs.lowerdirs.size()), std::to_string(s.tmp_size),
                  sec.userns ? "1" : "0"};
+    for (auto& b : s.binds) spec.argv.push_back(b.dst);
     spec.root_dir = root;
     spec.lowers = rootfs.lowerdirs;
     spec.upper_dir = upper->dir;

@@ -4,11 +4,13 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "dsec/cgroup/cgroup.h"
 #include "dsec/mount/rootfs.h"
 #include "dsec/ns/idrange.h"
 #include "dsec/ns/spawn.h"
+#include "dsec/sandbox/bind.h"
 #include "dsec/sandbox/cpu_class.h"
 #include "dsec/sandbox/security.h"
 
@@ -24,6 +26,8 @@ struct StartSpec {
     uint64_t disk = 0;         // cap on the upper (0: the rootfs's upper directory)
     uint64_t tmp_size = 0;     // bytes of the scratch tmpfs
     CpuClass cpu_class = CpuClass::latency;
+    std::vector<Bind> binds;                  // --bind, opened afresh at each start
+    std::vector<std::string> bind_forbidden;  // host directories a bind source may not overlap
 };
 
 /// Starts the init over `rootfs` (with --disk, on a fresh tmpfs upper) straight into

@@ -22,6 +22,8 @@ Result<sandbox::CreateOptions> options_like(const nlohmann::json& state) {
         for (auto [key, out] : {std::pair{"ttl", &o.ttl_ms}, std::pair{"idle_ttl", &o.idle_ttl_ms}})
             if (state.contains(key) && state[key].is_number()) *out = uint64_t(state[key].get<double>() * 1000);
         o.policy = state.value("policy", "");
+        // The same binds: forks see the same host paths, locked the same way.
+        o.binds = sandbox::binds_from_record(state.value("binds", nlohmann::json::array()));
     } catch (const nlohmann::json::exception& e) {
         return fail(make_error("bad_input", std::string("sandbox state field of the wrong type: ") + e.what(),
                                state.value("id", "")));

@@ -86,6 +86,8 @@ Result<Reset> reset(const sandbox::Paths& paths, const std::string& id) {
     const auto& limits = state->value("limits", nlohmann::json::object());
     spec.disk = limits.value("disk", uint64_t(0));
     spec.tmp_size = limits.value("tmp", kDefaultTmpSize);
+    spec.binds = binds_from_record(state->value("binds", nlohmann::json::array()));
+    spec.bind_forbidden = {paths.root, paths.run};
     spec.cpu_class = cpu_class_of(*state);
 
     Reset out;
