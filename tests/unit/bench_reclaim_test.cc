@@ -1,5 +1,5 @@
 // dsec-bench reclaim's pieces that need no sandbox: --fill, the touch command, the
-// host memory guard, the fill files, KSM settings saved and put back, latency summaries.
+// host memory guard, the fill files, KSM settings saved and put back.
 #include <doctest/doctest.h>
 
 #include "dsec/bench/reclaim.h"
@@ -80,13 +80,3 @@ TEST_CASE("bench reclaim: KSM settings are read and written back in a fake sysfs
     CHECK(*fs::read_file(dir + "/pages_to_scan") == "100");
 }
 
-TEST_CASE("bench reclaim: latency summary gives p50 and p99") {
-    std::vector<double> ms;
-    for (int i = 100; i >= 1; i--) ms.push_back(i);
-    auto s = bench::latency_summary(ms);
-    CHECK(s["n"] == 100);
-    CHECK(s["p50"].get<double>() == doctest::Approx(50.5));
-    CHECK(s["p99"].get<double>() == doctest::Approx(99.01));
-    CHECK(s["max"].get<double>() == 100);
-    CHECK(bench::latency_summary({})["p50"] == 0.0);
-}

@@ -226,7 +226,7 @@ Status run_reclaim(Context& ctx, const ReclaimOptions& o) {
         bar.set(done);
     }
     size_t alive = boxes.ids.size();
-    if (!alive) return fail(make_error("no_space", "not enough memory for a single batch: " + stopped));
+    if (!alive) return fail(make_error("exhausted", "not enough memory for a single batch: " + stopped));
 
     Held created = held(*baseline, boxes), merged, paused;
     json ksm = json::object();
@@ -262,13 +262,14 @@ Status run_reclaim(Context& ctx, const ReclaimOptions& o) {
                      {"touch_bytes", *touch}, {"shared_bytes", shared}, {"own_bytes", own},
                      {"fill", bench::fill_name(*fill)}, {"parallel", parallel},
                      {"keep_free_bytes", *keep_free}, {"swap", host_swap ? "the host's" : "zram set up for the run"}};
-    rec["figures"]["memory"] = {{"created", created.to_json(alive)}, {"paused", paused.to_json(alive)}};
-    if (!ksm.contains("unavailable")) rec["figures"]["memory"]["ksm_merged"] = merged.to_json(alive);
-    rec["figures"]["ksm"] = ksm;
-    rec["figures"]["idle"] = *idle;
-    rec["figures"]["zram"] = zram_now;
-    rec["figures"]["first_exec_after_pause_ms"] = bench::latency_summary(*first_exec);
-    rec["figures"]["exec_running_ms"] = bench::latency_summary(*warm_exec);
+    // Order statistics go to "figures"; the memory accounts beside them.
+    rec["memory"] = {{"created", created.to_json(alive)}, {"paused", paused.to_json(alive)}};
+    if (!ksm.contains("unavailable")) rec["memory"]["ksm_merged"] = merged.to_json(alive);
+    rec["ksm"] = ksm;
+    rec["idle"] = *idle;
+    rec["zram"] = zram_now;
+    rec["figures"]["first_exec_after_pause_ms"] = bench::summarize(*first_exec).to_json("ms");
+    rec["figures"]["exec_running_ms"] = bench::summarize(*warm_exec).to_json("ms");
     rec["figures"]["gc_pass_ms"] = bench::summarize(*gc).to_json("ms");
     auto hold_ratio = [&](const Held& h) {
         return json{{"held", ratio(h.cgroup + h.zram, created.cgroup + created.zram)},

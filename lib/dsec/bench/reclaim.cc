@@ -8,7 +8,6 @@
 
 #include <algorithm>
 
-#include "dsec/bench/stats.h"
 #include "dsec/sys/fd.h"
 #include "dsec/sys/fs.h"
 
@@ -103,12 +102,6 @@ Status write_ksm_settings(const std::string& dir, const KsmSettings& s) {
         if (auto r = fs::write_all(fd.get(), *value, path); !r) return r;
     }
     return {};
-}
-
-nlohmann::json latency_summary(std::vector<double> ms) {
-    std::sort(ms.begin(), ms.end());
-    return {{"unit", "ms"}, {"n", ms.size()}, {"p50", percentile(ms, 50)}, {"p99", percentile(ms, 99)},
-            {"max", ms.empty() ? 0.0 : ms.back()}};
 }
 
 }  // namespace dsec::bench

@@ -65,7 +65,4 @@ private:
     KsmSettings saved_;
 };
 
-/// {"n","p50","p99","max"} of millisecond samples (zeros when empty).
-nlohmann::json latency_summary(std::vector<double> ms);
-
 }  // namespace dsec::bench
