@@ -215,7 +215,8 @@ Status run_reclaim(Context& ctx, const ReclaimOptions& o) {
         if (!bench::room_for(now->available, b * (*touch + kOverhead), *keep_free)) {
             stopped = "host memory guard: " + std::to_string(b) + " more would leave MemAvailable (" +
                       std::to_string(now->available / kMiB) + " MiB) under --keep-free";
-            std::cerr << "dsec-bench: stopped at " << done << " sandboxes: " << stopped << "\n";
+            // With none made the error record says it; otherwise the run goes on with those.
+            if (done) std::cerr << "dsec-bench: stopped at " << done << " sandboxes: " << stopped << "\n";
             break;
         }
         size_t first = boxes.ids.size();
