@@ -23,7 +23,7 @@ jq -e '.counts | .sandboxes == 6 and .stopped_by == "count" and .touch_bytes == 
        and .shared_bytes == 2097152 and .fill == "text"' "$T/out.jsonl" > /dev/null \
     || { cat "$T/out.jsonl" >&2; fail "wrong counts"; }
 # Each sandbox's cgroup was charged at least what it touched.
-jq -e '.memory.created.cgroup_charge >= 6 * 4194304 and .memory.created.zram_used == 0' "$T/out.jsonl" > /dev/null \
+jq -e '.memory.created.cgroup_charge >= 6 * 4194304 and .memory.created.zram_used < 1048576' "$T/out.jsonl" > /dev/null \
     || { jq -c .memory "$T/out.jsonl" >&2; fail "the sandboxes did not hold what they touched"; }
 jq -e '.idle.paused == 6 and .memory.paused.held < 0.5 * .memory.created.held
        and .ratios["paused/created"].held < 0.5' "$T/out.jsonl" > /dev/null \

@@ -37,10 +37,10 @@ std::string touch_command(Fill fill, uint64_t shared, uint64_t own, const std::s
                                  : "seq $((s % 100000000 * 1000)) $((s % 100000000 * 1000 + " +
                                        std::to_string(own / 4) + "))";
     std::string cmd = "rm -f /tmp/.bench-shared /tmp/.bench-own; ";
-    if (shared) cmd += "(" + hold("cat " + shared_file, shared, "/tmp/.bench-shared") + ") < /dev/null > /dev/null 2>&1 & ";
-    else cmd += "touch /tmp/.bench-shared; ";
-    if (own) cmd += "(" + seed + hold(own_source, own, "/tmp/.bench-own") + ") < /dev/null > /dev/null 2>&1 & ";
-    else cmd += "touch /tmp/.bench-own; ";
+    // Each holder in the background, detached from the exec's stdio.
+    auto background = [](const std::string& body) { return std::string("(").append(body).append(") < /dev/null > /dev/null 2>&1 & "); };
+    cmd += shared ? background(hold("cat " + shared_file, shared, "/tmp/.bench-shared")) : "touch /tmp/.bench-shared; ";
+    cmd += own ? background(seed + hold(own_source, own, "/tmp/.bench-own")) : "touch /tmp/.bench-own; ";
     cmd += "while [ ! -e /tmp/.bench-shared ] || [ ! -e /tmp/.bench-own ]; do sleep 0.05; done";
     return cmd;
 }
