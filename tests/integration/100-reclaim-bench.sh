@@ -2,7 +2,8 @@
 # dsec-bench reclaim, small: 6 sandboxes touch 4 MiB each (half of it alike); the record
 # has memory as created, KSM-merged and paused, with paused well under created; first
 # exec after a pause and gc figures; KSM's knobs and the swap are as they were after it,
-# and nothing is left. A --keep-free the host cannot give makes no sandbox at all.
+# and nothing is left. A --keep-free the host cannot give makes no sandbox at all; a
+# SIGINT mid-run leaves nothing either.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/bench-check.sh"
 
@@ -51,5 +52,24 @@ jq -e 'select(.type == "error") | .code == "exhausted"' "$T/guard.jsonl" > /dev/
 [ "$(wc -l < "$T/guard.err")" = 1 ] || { cat "$T/guard.err" >&2; fail "expected one error line"; }
 [ "$(knobs)" = "$run0 $scan0 $sleep0" ] || fail "KSM settings not restored after the guard stopped it"
 grep -q '^/dev/zram0 ' /proc/swaps && fail "the zram swap was left on after the guard stopped it"
+
+# SIGINT in the middle of a run, once its zram swap is on: exit 130, KSM's knobs and the
+# swap as they were, every sandbox gone.
+dsec-bench reclaim --count 40 --touch 4M > "$T/int.jsonl" 2> "$T/int.err" &
+bench=$!
+for _ in $(seq 100); do
+    grep -q '^/dev/zram0 ' /proc/swaps && break
+    sleep 0.1
+done
+grep -q '^/dev/zram0 ' /proc/swaps || fail "the interrupted run set up no zram swap"
+sleep 2
+kill -INT $bench
+rc=0
+wait $bench || rc=$?
+[ "$rc" = 130 ] || { cat "$T/int.err" >&2; fail "expected exit 130 after SIGINT, got $rc"; }
+jq -e 'select(.type == "error") | .code == "interrupted"' "$T/int.jsonl" > /dev/null || fail "no interrupted record"
+[ "$(knobs)" = "$run0 $scan0 $sleep0" ] || fail "KSM settings not restored after SIGINT"
+grep -q '^/dev/zram0 ' /proc/swaps && fail "the zram swap was left on after SIGINT"
+[ "$(cat /sys/block/zram0/disksize)" = 0 ] || fail "the zram device was left set up after SIGINT"
 check_clean
 echo ok
