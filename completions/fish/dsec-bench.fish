@@ -1,5 +1,5 @@
 # fish completion for dsec-bench
-set -l subs compare run exec create density image import
+set -l subs compare run exec create density image import reclaim
 complete -c dsec-bench -f
 complete -c dsec-bench -l root -r -d 'state directory'
 complete -c dsec-bench -l run -r -d 'runtime directory'
@@ -13,14 +13,20 @@ complete -c dsec-bench -n "not __fish_seen_subcommand_from $subs" -a create -d '
 complete -c dsec-bench -n "not __fish_seen_subcommand_from $subs" -a density -d 'memory per idle sandbox'
 complete -c dsec-bench -n "not __fish_seen_subcommand_from $subs" -a image -d 'EROFS layer vs tar vs cp -a'
 complete -c dsec-bench -n "not __fish_seen_subcommand_from $subs" -a import -d 'dsec-layer import vs tar + mkfs.erofs'
+complete -c dsec-bench -n "not __fish_seen_subcommand_from $subs" -a reclaim -d 'memory of idle sandboxes, KSM, paused'
 complete -c dsec-bench -n "__fish_seen_subcommand_from compare run exec create density image import" -s n -l iterations -r -d 'measured runs'
 complete -c dsec-bench -n "__fish_seen_subcommand_from compare run exec create density image import" -l warmup -r -d 'runs thrown away first'
 complete -c dsec-bench -n "__fish_seen_subcommand_from $subs" -l scale -r -d 'multiply default sizes'
 complete -c dsec-bench -n "__fish_seen_subcommand_from $subs" -l plot -r -F -d 'draw figures to an SVG file'
 complete -c dsec-bench -n "__fish_seen_subcommand_from $subs" -l use-state -d 'use --root/--run, not a private state'
 complete -c dsec-bench -n "__fish_seen_subcommand_from compare run exec create density" -l tree -r -a '(__fish_complete_directories)' -d 'start sandboxes from this tree'
-complete -c dsec-bench -n "__fish_seen_subcommand_from create" -s P -l parallel -r -d 'operations at once'
-complete -c dsec-bench -n "__fish_seen_subcommand_from exec density" -l count -r -d 'sandboxes'
+complete -c dsec-bench -n "__fish_seen_subcommand_from create reclaim" -s P -l parallel -r -d 'operations at once'
+complete -c dsec-bench -n "__fish_seen_subcommand_from exec density reclaim" -l count -r -d 'sandboxes'
 complete -c dsec-bench -n "__fish_seen_subcommand_from density" -l memory-budget -r -d 'stop once MemAvailable fell by this much'
 complete -c dsec-bench -n "__fish_seen_subcommand_from density" -l raise-limits -d 'raise pid_max, file-max, ... and restore'
 complete -c dsec-bench -n "__fish_seen_subcommand_from image" -l files -r -d 'files each sandbox reads'
+complete -c dsec-bench -n "__fish_seen_subcommand_from reclaim" -l touch -r -d 'memory each sandbox touches'
+complete -c dsec-bench -n "__fish_seen_subcommand_from reclaim" -l fill -r -a 'text random' -d "what the sandbox's own half holds"
+complete -c dsec-bench -n "__fish_seen_subcommand_from reclaim" -l keep-free -r -d 'stop touching under this MemAvailable'
+complete -c dsec-bench -n "__fish_seen_subcommand_from reclaim" -l no-ksm -d 'leave KSM out'
+complete -c dsec-bench -n "__fish_seen_subcommand_from reclaim" -l ksm-wait -r -d 'seconds to wait for KSM at most'

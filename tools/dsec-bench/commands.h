@@ -115,6 +115,12 @@ struct Sandboxes {
     void add(const json& rec);
 };
 
+/// One batch through the pipeline dsec-layer ls | dsec-mount --count N | dsec-run create
+/// -P P [create_options]; the sandboxes made go to `boxes`. Returns the create step's wall
+/// time (ms). Errors: the failing step's.
+Result<double> create_batch(Sandboxes& boxes, const std::string& layer, size_t n, size_t parallel,
+                            const std::vector<std::string>& create_options = {});
+
 /// `bwrap` arguments for a one-shot command in `tree` (the flags).
 std::vector<std::string> bwrap_argv(const std::string& tree, const std::vector<std::string>& cmd);
 
@@ -122,6 +128,7 @@ void add_compare(CLI::App& app, Context& ctx);  // compare, run, exec
 void add_create(CLI::App& app, Context& ctx);   // create, density
 void add_image(CLI::App& app, Context& ctx);
 void add_import(CLI::App& app, Context& ctx);
+void add_reclaim(CLI::App& app, Context& ctx);
 
 /// Adds the options named in `which` ("n", "P", "count", "plot", "tree", ...) to `cmd`.
 void add_options(CLI::App* cmd, Options& o, const std::vector<std::string>& which);

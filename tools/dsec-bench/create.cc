@@ -14,6 +14,29 @@
 
 namespace dsec::bench_tool {
 
+// One batch through the pipeline: dsec-layer ls | dsec-mount --count N | dsec-run create -P P.
+// Returns the wall time of the create step alone.
+Result<double> create_batch(Sandboxes& boxes, const std::string& layer, size_t n, size_t parallel,
+                            const std::vector<std::string>& create_options) {
+    auto& t = boxes.tools;
+    auto ls = bench::spawn_checked({t.layer, "ls", layer}, {.capture_stdout = true});
+    if (!ls) return fail(ls.error());
+    auto roots = bench::spawn_checked({t.mount, "--count", std::to_string(n)}, {.input = ls->out, .capture_stdout = true});
+    if (!roots) return fail(roots.error());
+    std::vector<std::string> argv{t.run, "create", "-P", std::to_string(parallel)};
+    argv.insert(argv.end(), create_options.begin(), create_options.end());
+    auto made = bench::spawn(argv, {.input = roots->out, .capture_stdout = true});
+    if (!made) return fail(made.error());
+    std::istringstream in(made->out);
+    std::string line;
+    while (std::getline(in, line)) {
+        json rec = json::parse(line, nullptr, false);
+        if (!rec.is_discarded() && rec.value("type", "") == "sandbox" && rec.contains("id")) boxes.add(rec);
+    }
+    if (made->status != 0) return fail(make_error("helper_failed", "dsec-run create -P failed: " + bench::last_line(made->err_tail)));
+    return made->ms;
+}
+
 namespace {
 
 // Creates `n` sandboxes with `parallel` workers, one `dsec-run create` per sandbox.
@@ -48,26 +71,6 @@ Result<std::pair<std::vector<double>, double>> create_parallel(Sandboxes& boxes,
     if (first_error) return fail(*first_error);
     if (cli::interrupted()) return fail(cli::interrupted_error());
     return std::pair{ms, wall};
-}
-
-// One batch through the pipeline: dsec-layer ls | dsec-mount --count N | dsec-run create -P P.
-// Returns the wall time of the create step alone.
-Result<double> create_batch(Sandboxes& boxes, const std::string& layer, size_t n, size_t parallel) {
-    auto& t = boxes.tools;
-    auto ls = bench::spawn_checked({t.layer, "ls", layer}, {.capture_stdout = true});
-    if (!ls) return fail(ls.error());
-    auto roots = bench::spawn_checked({t.mount, "--count", std::to_string(n)}, {.input = ls->out, .capture_stdout = true});
-    if (!roots) return fail(roots.error());
-    auto made = bench::spawn({t.run, "create", "-P", std::to_string(parallel)}, {.input = roots->out, .capture_stdout = true});
-    if (!made) return fail(made.error());
-    std::istringstream in(made->out);
-    std::string line;
-    while (std::getline(in, line)) {
-        json rec = json::parse(line, nullptr, false);
-        if (!rec.is_discarded() && rec.value("type", "") == "sandbox" && rec.contains("id")) boxes.add(rec);
-    }
-    if (made->status != 0) return fail(make_error("helper_failed", "dsec-run create -P failed: " + bench::last_line(made->err_tail)));
-    return made->ms;
 }
 
 Result<std::string> dsec_ready(Context& ctx, const DsecTools& t) {

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
     bench_tool::add_create(app, ctx);
     bench_tool::add_image(app, ctx);
     bench_tool::add_import(app, ctx);
+    bench_tool::add_reclaim(app, ctx);
 
     return cli::main(app, argc, argv, [&]() -> Result<int> {
         auto r = ctx.action();

@@ -17,6 +17,13 @@
 #ifndef PR_SET_MEMORY_MERGE
 #define PR_SET_MEMORY_MERGE 67
 #endif
+#ifndef PR_SCHED_CORE
+#define PR_SCHED_CORE 62
+#define PR_SCHED_CORE_CREATE 1
+#define PR_SCHED_CORE_SHARE_FROM 3
+#endif
+#define DSEC_PIDTYPE_PID 0
+#define DSEC_PIDTYPE_TGID 1
 
 #define FAIL(step)          \
     do {                    \
@@ -41,6 +48,16 @@ int dsec_confine(const struct dsec_confinement *c, const char **failed_op) {
     if (c->magic != DSEC_CONFINEMENT_MAGIC || c->size != sizeof *c) {
         errno = EINVAL;
         FAIL("confinement record");
+    }
+    /* Latency class on an SMT host: no task of another sandbox (or of the host) runs on
+     * the sibling thread of this one's core. pid 1 makes the sandbox's cookie, every later
+     * door takes init's, before ids and capabilities change (the kernel checks ptrace
+     * access to init). Best effort: the caller sets it only where the kernel has it. */
+    if (c->core_sched) {
+        if (getpid() == 1)
+            (void)prctl(PR_SCHED_CORE, PR_SCHED_CORE_CREATE, 0, DSEC_PIDTYPE_TGID, 0);
+        else
+            (void)prctl(PR_SCHED_CORE, PR_SCHED_CORE_SHARE_FROM, 1, DSEC_PIDTYPE_PID, 0);
     }
     /* A non-root user can never get root's capabilities back: not by executing a
      * set-user-id-root program, not by keeping them across setuid. Needs CAP_SETPCAP,

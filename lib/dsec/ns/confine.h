@@ -33,6 +33,7 @@ struct dsec_confinement {
     uint64_t caps;  /* capabilities kept in the bounding, permitted and effective sets */
     uint32_t memory_merge; /* 1: pages eligible for KSM merging (PR_SET_MEMORY_MERGE) */
     uint32_t sched_idle;   /* 1: SCHED_IDLE (the batch CPU class) */
+    uint32_t core_sched;   /* 1: the sandbox's core-scheduling cookie (latency class, SMT hosts) */
     uint32_t n_rlimits;
     struct {
         int resource;
@@ -44,7 +45,8 @@ struct dsec_confinement {
 
 /* Applies `c` to the calling thread, in this order: securebits locked (non-root users),
  * bounding set cut, ambient set cleared, groups and ids switched, permitted/effective/
- * inheritable set, no_new_privs, rlimits, KSM eligibility, CPU class, and the seccomp filter last.
+ * inheritable set, no_new_privs, rlimits, KSM eligibility, CPU class, and the seccomp filter last
+ * (the core-scheduling cookie is taken first, while the caller may still look at init).
  * Returns 0, or -1 with errno set and *failed_op naming the step. */
 int dsec_confine(const struct dsec_confinement *c, const char **failed_op);
 

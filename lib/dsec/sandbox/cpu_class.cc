@@ -1,5 +1,7 @@
 #include "dsec/sandbox/cpu_class.h"
 
+#include "dsec/sandbox/core_sched.h"
+
 namespace dsec::sandbox {
 
 const char* cpu_class_name(CpuClass c) { return c == CpuClass::batch ? "batch" : "latency"; }
@@ -17,6 +19,10 @@ CpuClass cpu_class_of(const nlohmann::json& state) {
 
 uint64_t cpu_weight(CpuClass c) { return c == CpuClass::batch ? 1 : 0; }
 
-void apply_cpu_class(CpuClass c, dsec_confinement& confinement) { confinement.sched_idle = c == CpuClass::batch; }
+void apply_cpu_class(CpuClass c, dsec_confinement& confinement) {
+    confinement.sched_idle = c == CpuClass::batch;
+    // Only where the kernel takes it: elsewhere the confinement step would ask in vain.
+    confinement.core_sched = c == CpuClass::latency && core_sched_errno() == 0;
+}
 
 }  // namespace dsec::sandbox

@@ -31,7 +31,8 @@ CpuClass cpu_class_of(const nlohmann::json& state);
 /// 0 leaves the kernel's default.
 uint64_t cpu_weight(CpuClass c);
 
-/// Sets what the confinement step does for the class (SCHED_IDLE for batch).
+/// Sets what the confinement step does for the class (SCHED_IDLE for batch; the
+/// core-scheduling cookie for latency where the kernel has it, see core_sched.h).
 void apply_cpu_class(CpuClass c, dsec_confinement& confinement);
 
 }  // namespace dsec::sandbox

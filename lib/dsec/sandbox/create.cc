@@ -8,6 +8,7 @@
 #include "dsec/mount/usage.h"
 #include "dsec/ns/idrange.h"
 #include "dsec/ns/spawn.h"
+#include "dsec/sandbox/core_sched.h"
 #include "dsec/sandbox/disk.h"
 #include "dsec/sandbox/network.h"
 #include "dsec/sandbox/sandbox.h"
@@ -146,6 +147,7 @@ Result<json> create(const Paths& paths, const mount::Rootfs& rootfs, const Creat
                   {"class", cpu_class_name(o.cpu_class)},
                   {"security", security_record(o.security)}};
     state.update(resolve_config(rootfs, o));
+    state.update(core_sched_record(o.cpu_class, core_sched_errno()));
     if (!o.policy.empty()) state["policy"] = o.policy;
     if (o.guard) state["guard"] = guard::policy_record(*o.guard);
     if (!o.binds.empty()) state["binds"] = binds_record(o.binds);
