@@ -76,6 +76,7 @@ complete -c dsec-run -n "__fish_seen_subcommand_from snapshot fork" -l keep-spec
 complete -c dsec-run -n "__fish_seen_subcommand_from snapshot fork" -l compress -r -a 'none lz4 lz4hc' -d 'image compression'
 complete -c dsec-run -n "__fish_seen_subcommand_from fork" -s n -l count -r -d 'how many sandboxes'
 complete -c dsec-run -n "__fish_seen_subcommand_from fork reset" -s P -l parallel -r -d 'at once'
+complete -c dsec-run -n "__fish_seen_subcommand_from create reset" -l standby -d 'keep a stopped init ready for the next reset'
 complete -c dsec-run -n "__fish_seen_subcommand_from exec inspect destroy cp snapshot fork reset kill stats log" -a "(__dsec_run_ids)"
 complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a kill -d 'signal the commands in sandboxes'
 complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a stats -d 'resource use of sandboxes now'
