@@ -87,6 +87,14 @@ for mode in plain disk; do
     [ ! -e "$DSEC_ROOT/sandboxes/box" ] || fail "$mode: destroy left uppers"
 done
 
+# create --standby: the first reset already swaps to a ready init (batch too).
+dsec-layer ls base | dsec-mount --count 2 | dsec-run create --standby -P 2 > "$T/made" || fail "create --standby"
+for id in $(jq -r .id "$T/made"); do
+    spid=$(dsec-run inspect "$id" | jq -r '.standby.pid // empty')
+    [ -n "$spid" ] || fail "create --standby made no standby for $id"
+    [ "$(dsec-run reset "$id" | jq -r .pid)" = "$spid" ] || fail "the first reset of $id did not use its standby"
+done
+
 # A standby whose init died (OOM, a kill by hand) is not used: the reset starts one.
 dsec-run create --layers base --id dead > /dev/null
 dsec-run reset --standby dead > /dev/null
