@@ -112,26 +112,32 @@ done
 standby_cost
 }
 
-# What a standby costs: its init's Pss, and the sandbox cgroup's memory charge with one
-# against without (each after a second for the old init's teardown).
+# What a standby costs: its init's Pss and private memory, and the memory charge of a
+# sandbox made with a standby against one made without (idle, a second after create;
+# median of 5 pairs).
 standby_cost() {
-    local mem pid with without
-    mem=$(dsec-run inspect src | jq -r '.cgroup.dirs[]' | grep -m1 memory || true)
-    [ -n "$mem" ] || mem=$(dsec-run inspect src | jq -r '.cgroup.dirs[-1]')
-    charge() { cat "$mem/memory.usage_in_bytes" 2> /dev/null || cat "$mem/memory.current"; }
-    dsec-run reset src > /dev/null  # uses the standby and makes none
-    sleep 1
-    without=$(charge)
-    dsec-run reset --standby src > /dev/null
-    sleep 1
-    with=$(charge)
-    pid=$(dsec-run inspect src | jq -r .standby.pid)
+    local pid i diffs=()
+    charge() {
+        local mem
+        mem=$(dsec-run inspect "$1" | jq -r '.cgroup.dirs[]' | grep -m1 memory || true)
+        [ -n "$mem" ] || mem=$(dsec-run inspect "$1" | jq -r '.cgroup.dirs[-1]')
+        cat "$mem/memory.usage_in_bytes" 2> /dev/null || cat "$mem/memory.current"
+    }
+    for i in 1 2 3 4 5; do
+        dsec-run create --layers base --id "plain$i" > /dev/null
+        dsec-run create --layers base --id "standby$i" --standby > /dev/null
+        sleep 1
+        diffs+=($(($(charge "standby$i") - $(charge "plain$i"))))
+    done
+    pid=$(dsec-run inspect standby1 | jq -r .standby.pid)
     # Pss shares the init's pages among every init alive; Private is what this one adds.
     jq -nc --argjson kb "$(awk '/^Pss:/ {print $2}' "/proc/$pid/smaps_rollup")" \
         '{type: "bench", v: 1, what: "standby init Pss", kib: $kb, n: 1}'
     jq -nc --argjson kb "$(awk '/^Private_(Clean|Dirty):/ {k += $2} END {print k}' "/proc/$pid/smaps_rollup")" \
         '{type: "bench", v: 1, what: "standby init Private", kib: $kb, n: 1}'
-    jq -nc --argjson b "$((with - without))" '{type: "bench", v: 1, what: "standby cgroup charge", bytes: $b, n: 1}'
+    jq -nc --argjson b "$(printf '%s\n' "${diffs[@]}" | median)" \
+        '{type: "bench", v: 1, what: "standby cgroup charge", bytes: $b, n: 5}'
+    for i in 1 2 3 4 5; do dsec-run destroy "plain$i" "standby$i" > /dev/null; done
 }
 run_all | tee "$work/bench.jsonl"
 echo >&2
