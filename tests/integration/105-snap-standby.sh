@@ -75,8 +75,11 @@ for mode in plain disk; do
     st=$(dsec-run inspect box)
     [ "$(ls "$DSEC_ROOT/sandboxes/box" | sort)" = "$(jq -r '.rootfs.upper, .standby.upper' <<<"$st" | xargs -n1 dirname | xargs -n1 basename | sort)" ] \
         || fail "$mode: uppers left: $(ls "$DSEC_ROOT/sandboxes/box")"
-    # kill signals the sandbox's processes, never the standby.
+    # kill signals the sandbox's processes, never the standby; a snapshot freezes and
+    # thaws the cgroup the standby is in, and leaves it stopped.
     spid=$(jq -r .standby.pid <<<"$st")
+    dsec-run snapshot box > /dev/null || fail "$mode: snapshot of a sandbox with a standby"
+    [ "$(awk '{print $3}' "/proc/$spid/stat")" = T ] || fail "$mode: a snapshot continued the standby"
     dsec-run kill box > /dev/null 2>&1 || true
     [ "$(awk '{print $3}' "/proc/$spid/stat")" = T ] || fail "$mode: dsec-run kill reached the standby"
     # A plain reset (no --standby) uses the standby and makes none.

@@ -156,6 +156,9 @@ Result<json> keep_standby(const dsec::Paths& store_paths, const std::string& id)
     if (!held) return fail(held.error());
     Standby ready = Standby::of(held->state);
     if (ready.alive()) return ready.to_record();
+    // An init cloned into a frozen cgroup would never report ready.
+    if (held->cg.frozen())
+        return fail(make_error("busy", "sandbox \"" + id + "\" is paused: no standby made", id));
     held->state.erase("standby");
     // What killed resets left (an init the state does not name would otherwise live on);
     // a failure here is gc's to report, not a reason to refuse a standby.

@@ -39,7 +39,8 @@ Result<Reset> reset(const dsec::Paths& paths, const std::string& id);
 
 /// Makes a standby for the running sandbox `id` unless one is ready (mounting its
 /// layers again as reset does), and returns its "standby" record. Errors: not_found,
-/// not_running, a layer's, the failing start step (the sandbox itself is unharmed).
+/// not_running, busy (paused), a layer's, the failing start step (the sandbox itself is
+/// unharmed).
 Result<nlohmann::json> keep_standby(const dsec::Paths& paths, const std::string& id);
 
 /// Waits (a few seconds at most) for the old init to be gone, then removes the old
