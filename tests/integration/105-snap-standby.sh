@@ -46,7 +46,7 @@ for mode in plain disk; do
             ipcmk -M 4096 > /dev/null && ipcmk -Q > /dev/null && (hostname planted 2>/dev/null || true)'
         [ "$(dsec-run exec box -- sh -c 'tail -n +2 /proc/sysvipc/shm | wc -l')" = 1 ] || fail "$mode/$round: no shm made"
         # Root inside signals every process it can see: not the standby.
-        dsec-run exec box -- sh -c 'kill -CONT -1; kill -9 -1' || true
+        dsec-run exec box -- sh -c 'sleep 100 & kill -CONT -1 && kill -9 -1' || fail "$mode/$round: kill -1 inside"
         [ "$(awk '{print $3}' "/proc/$spid/stat")" = T ] || fail "$mode/$round: the sandbox reached its standby"
         dsec-run exec box -- sleep 1000 &
         sleeper=$!
