@@ -77,6 +77,7 @@ complete -c dsec-run -n "__fish_seen_subcommand_from snapshot fork" -l keep-spec
 complete -c dsec-run -n "__fish_seen_subcommand_from snapshot fork" -l compress -r -a 'none lz4 lz4hc' -d 'image compression'
 complete -c dsec-run -n "__fish_seen_subcommand_from fork" -s n -l count -r -d 'how many sandboxes'
 complete -c dsec-run -n "__fish_seen_subcommand_from fork reset" -s P -l parallel -r -d 'at once'
+complete -c dsec-run -n "__fish_seen_subcommand_from create reset" -l standby -d 'keep a stopped init ready for the next reset'
 complete -c dsec-run -n "__fish_seen_subcommand_from exec inspect destroy snapshot fork reset kill stats log" -a "(__dsec_run_ids)"
 # cp: ID: (a path inside follows), a host path (-F above), or - for a tar stream.
 complete -c dsec-run -n "__fish_seen_subcommand_from cp; and not string match -q -- '*:*' (commandline -ct)" -a "(__dsec_run_ids | string replace -r '\$' ':')" -d sandbox

@@ -64,3 +64,22 @@ start_from() {
     # shellcheck disable=SC2046
     dsec-layer ls $(jq -r '.parents[], .digest' <<<"$rec") | dsec-mount | dsec-run create --id "$id" "$@" > /dev/null
 }
+
+# make_reset_base: the layer "base" (busybox, /work/file holding "base") for the reset
+# tests, and every sandbox destroyed at exit.
+make_reset_base() {
+    make_busybox_tree "$T/base"
+    mkdir -p "$T/base/work"
+    echo base > "$T/base/work/file"
+    dsec-layer build "$T/base" --name base > /dev/null
+    on_exit 'dsec-run ls | dsec-run destroy --force > /dev/null'
+}
+
+# gone PID: no such process, or only its zombie (the old init waits for its reaper).
+gone() {
+    for _ in $(seq 100); do
+        [ -e "/proc/$1" ] && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ] || return 0
+        sleep 0.02
+    done
+    return 1
+}

@@ -1,6 +1,7 @@
 // dsec-run create: rootfs records (or --layers) in, sandbox records out.
 #include "dsec/sandbox/limits.h"
 #include "dsec/sandbox/policy.h"
+#include "dsec/snapshot/reset.h"
 #include "commands.h"
 
 namespace dsec::run_tool {
@@ -171,6 +172,7 @@ void add_create(CLI::App& app, Context& ctx) {
     struct Opts {
         CreateArgs args;
         size_t parallel = 1;
+        bool standby = false;
     };
     auto o = std::make_shared<Opts>();
     auto* cmd = app.add_subcommand("create", "create sandboxes from rootfs records on stdin (or --layers)");
@@ -178,6 +180,7 @@ void add_create(CLI::App& app, Context& ctx) {
                              "  dsec-layer ls base | dsec-mount --count 100 | dsec-run create -P 8 > boxes.jsonl"));
     add_create_options(cmd, o->args);
     cmd->add_option("-P,--parallel", o->parallel, "create up to N sandboxes at once")->check(CLI::Range(1, 256));
+    cmd->add_flag("--standby", o->standby, "keep a stopped init ready for the first reset (see reset --standby)");
     cmd->callback([&ctx, o] {
         ctx.action = [&ctx, o]() -> Result<int> {
             auto options = o->args.to_options();
@@ -191,6 +194,9 @@ void add_create(CLI::App& app, Context& ctx) {
                 auto rec = sandbox::create(paths, *rootfs, *options);
                 if (!rec) return fail(rec.error());
                 if (auto r = jsonl::emit(*rec); !r) return fail(r.error());
+                // (after the record: the sandbox runs already)
+                if (o->standby)
+                    if (auto r = snapshot::keep_standby(ctx.paths, rec->value("id", "")); !r) return fail(r.error());
                 return 0;
             }
             auto records = read_records();
@@ -207,7 +213,9 @@ void add_create(CLI::App& app, Context& ctx) {
                 if (!rootfs) return fail(std::move(rootfs.error()).about(r.value("id", "")));
                 auto rec = sandbox::create(paths, *rootfs, *options);
                 if (!rec) return fail(std::move(rec.error()).about(options->id.empty() ? rootfs->id : options->id));
-                return jsonl::emit(*rec);
+                if (auto r = jsonl::emit(*rec); !r || !o->standby) return r;
+                if (auto r = snapshot::keep_standby(ctx.paths, rec->value("id", "")); !r) return fail(std::move(r.error()).about(rec->value("id", "")));
+                return {};
             });
             return failed ? cli::kExitFailed : cli::kExitOk;
         };

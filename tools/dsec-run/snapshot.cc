@@ -92,26 +92,37 @@ void add_reset(CLI::App& app, Context& ctx) {
     struct Opts {
         std::vector<std::string> ids;
         size_t parallel = 1;
+        bool standby = false;
     };
     auto o = std::make_shared<Opts>();
     auto* cmd = app.add_subcommand("reset", "put sandboxes back to their layers: processes restarted, files as created");
     cmd->footer(cli::example("  dsec-run reset box1\n"
+                             "  dsec-run reset --standby box1   # the next reset of box1 only swaps to a ready init\n"
                              "  dsec-run ls -q --label episode=done | xargs dsec-run reset -P 4"));
     cmd->add_option("ID", o->ids, "sandbox ids; none: sandbox records on stdin");
     cmd->add_option("-P,--parallel", o->parallel, "reset up to N sandboxes at once")->check(CLI::Range(1, 256));
+    cmd->add_flag("--standby", o->standby,
+                  "after the reset, keep a stopped init ready for the next one (made after the record is out)");
     cmd->callback([&ctx, o] {
         ctx.action = [&ctx, o]() -> Result<int> {
             auto ids = ids_or_records(o->ids);
             if (!ids) return fail(ids.error());
-            auto paths = ctx.sandbox_paths();
             std::vector<snapshot::Reset> done(ids->size());
             // Restart each at once and say so; the old inits die meanwhile.
             size_t failed = for_each_parallel(ids->size(), o->parallel, [&](size_t i) -> Status {
-                auto r = snapshot::reset(paths, (*ids)[i]);
+                auto r = snapshot::reset(ctx.paths, (*ids)[i]);
                 if (!r) return fail(std::move(r.error()).about((*ids)[i]));
                 done[i] = std::move(*r);
                 return jsonl::emit(done[i].record);
             });
+            // The next resets' inits, while the old ones die.
+            if (o->standby)
+                failed += for_each_parallel(ids->size(), o->parallel, [&](size_t i) -> Status {
+                    if (done[i].record.is_null()) return {};
+                    auto r = snapshot::keep_standby(ctx.paths, (*ids)[i]);
+                    if (!r) return fail(std::move(r.error()).about((*ids)[i]));
+                    return {};
+                });
             // Then the old uppers go, once their inits are gone.
             for (auto& d : done)
                 if (auto r = snapshot::finish(d); !r) {

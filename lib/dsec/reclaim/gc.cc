@@ -15,6 +15,7 @@
 #include "dsec/net/egress.h"
 #include "dsec/sandbox/network.h"
 #include "dsec/sandbox/sandbox.h"
+#include "dsec/sandbox/standby.h"
 
 namespace dsec::reclaim {
 
@@ -75,6 +76,21 @@ struct Pass {
 
 Status as_status(Result<json> r) { return r ? Status{} : Status(fail(r.error())); }
 
+// In a live sandbox (its lock held): a standby init or an upper that a killed reset
+// left (sandbox/standby.h), removed as it is found.
+Status standbys(Pass& p, const std::string& id, const json& state) {
+    auto cg = sandbox::cgroup_of(p.paths, id);
+    auto found = cg ? sandbox::sweep_standbys(p.paths, state, *cg, p.o.dry_run) : Result<json>(fail(cg.error()));
+    if (!found) {
+        p.report.problem(std::move(found.error()).context("gc standby"));
+        return {};
+    }
+    for (auto& item : *found)
+        if (auto r = p.act(item.value("kind", ""), id, item.value("path", ""), json::object(), [] { return Status{}; }); !r)
+            return r;
+    return {};
+}
+
 // Step 1: sandboxes whose init died, or whose create or destroy never finished.
 Status sandboxes(Pass& p) {
     for (auto& id : sandbox::list_ids(p.paths)) {
@@ -91,6 +107,8 @@ Status sandboxes(Pass& p) {
         bool unparsable = !state && state.error().code == "bad_input";
         Verdict v = judge(st, unparsable, st && sandbox::init_alive(*st), age_s(p.paths.state_dir(id), p.now),
                           p.o.grace_s);
+        if (v == Verdict::keep)
+            if (auto r = standbys(p, id, *st); !r) return r;
         // destroy() takes the lock itself (a second flock in one process would wait on this one).
         held = fs::Lock();
         if (v == Verdict::keep || v == Verdict::young) continue;

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "dsec/cgroup/cgroup.h"
+#include "dsec/sandbox/standby.h"
 #include "dsec/sys/fd.h"
 #include "dsec/sys/fs.h"
 
@@ -57,7 +58,8 @@ Result<int> signal_sandbox(const Paths& paths, const std::string& id, int sig) {
     std::string group = ":/" + paths.cgroup_parent() + "/" + id;
     int sent = 0;
     for (int pid : cg->pids()) {
-        if (pid == init) continue;
+        // Not an init: the sandbox's own, nor a standby (standby.h), which shares the cgroup.
+        if (pid == init || is_namespace_init(pid)) continue;
         Fd pidfd(int(::syscall(SYS_pidfd_open, pid, 0)));
         if (!pidfd || !in_group(pid, group)) continue;  // gone, or no longer ours
         if (::syscall(SYS_pidfd_send_signal, pidfd.get(), sig, nullptr, 0) == 0) sent++;

@@ -2,19 +2,18 @@
 
 #include <poll.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 
+#include "dsec/layer/store.h"
+#include "dsec/mount/layers.h"
+#include "dsec/mount/rootfs.h"
 #include "dsec/mount/usage.h"
-#include "dsec/sandbox/limits.h"
 #include "dsec/sandbox/network.h"
 #include "dsec/sandbox/sandbox.h"
-#include "dsec/guard/files.h"
-#include "dsec/sandbox/policy.h"
-#include "dsec/sandbox/start.h"
+#include "dsec/sandbox/standby.h"
 #include "dsec/snapshot/freeze.h"
 
 namespace dsec::snapshot {
@@ -26,35 +25,50 @@ namespace {
 // Sends SIGKILL to the init, which takes its pid namespace (every process of the
 // sandbox: exec joins it) down; returns its pidfd without waiting. Not cgroup.kill: on
 // this kernel a group once killed that way kills every child later cloned into it with
-// CLONE_INTO_CGROUP, the new init included.
-Result<Fd> kill_init(const json& state) {
-    if (!init_alive(state)) return Fd();
-    Fd pidfd(int(::syscall(SYS_pidfd_open, state.value("pid", 0), 0)));
+// CLONE_INTO_CGROUP, the new init included (and it would take the standby too).
+Result<Fd> kill_init(int pid, unsigned long long start) {
+    if (pid <= 0 || !mount::process_alive(pid, start)) return Fd();
+    Fd pidfd(int(::syscall(SYS_pidfd_open, pid, 0)));
     // Re-checked once the pidfd pins the process: the pid may have been reused.
-    if (!pidfd || !init_alive(state)) return Fd();
+    if (!pidfd || !mount::process_alive(pid, start)) return Fd();
     if (::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0) < 0)
-        return fail(sys_error("pidfd_send_signal", state.value("id", "")));
+        return fail(sys_error("pidfd_send_signal", std::to_string(pid)));
     return pidfd;
 }
 
-// Moves the upper and work aside (a rename: instant whatever they hold) and makes empty
-// ones as dsec-mount does. Returns the directory holding the old pair, to remove later.
-Result<std::string> swap_upper(const mount::Rootfs& rootfs) {
-    std::string dir = fs::dirname(rootfs.upper);
-    std::string old = dir + "/reset-old";
-    // Left over from a reset that died between the swap and the removal.
-    if (auto r = fs::remove_tree(old); !r) return fail(r.error());
-    if (::mkdir(old.c_str(), 0700) < 0) return fail(sys_error("mkdir", old));
-    for (auto [path, name, mode] : {std::tuple{rootfs.upper, "/upper", 0755u}, {rootfs.work, "/work", 0700u}}) {
-        if (::rename(path.c_str(), (old + name).c_str()) < 0 && errno != ENOENT) return fail(sys_error("rename", path));
-        if (::mkdir(path.c_str(), mode) < 0) return fail(sys_error("mkdir", path));
-        if (::chmod(path.c_str(), mode) < 0) return fail(sys_error("chmod", path));
-    }
-    return old;
+// The sandbox is left without an init ("dead" in ls), for destroy.
+Error leave_dead(const sandbox::Paths& paths, json& state, Error e) {
+    state["pid"] = 0;
+    state.erase("standby");
+    (void)save(paths, state);
+    return e;
 }
-}  // namespace
 
-Result<Reset> reset(const sandbox::Paths& paths, const std::string& id) {
+// Mounts again each layer of the sandbox that is no longer mounted (a `dsec-mount
+// release`, a reboot of the run directory's tmpfs...), from the store, as create --layers
+// does; the new init's clones of them would otherwise be bare directories.
+Status remount_layers(const dsec::Paths& paths, const json& state) {
+    auto rootfs = mount::Rootfs::from_record(state.value("rootfs", json::object()));
+    if (!rootfs) return fail(rootfs.error());
+    layer::Store store(paths.layers());
+    for (auto& l : rootfs->layers) {
+        if (l.path.empty() || mount::is_layer_mount(l.path)) continue;
+        auto found = store.resolve(l.digest);
+        if (!found) return fail(std::move(found.error()).context("mounting layer " + l.name + " again"));
+        auto mounted = mount::mount_layer(paths, store, *found, false);
+        if (!mounted) return fail(std::move(mounted.error()).context("mounting layer " + l.name + " again"));
+    }
+    return {};
+}
+
+// A running sandbox's state and cgroup, its lock held.
+struct Held {
+    fs::Lock lock;
+    json state;
+    cgroup::Cgroup cg;
+};
+
+Result<Held> hold_running(const sandbox::Paths& paths, const std::string& id) {
     if (auto r = check_id(id); !r) return fail(r.error());
     auto held = lock(paths, id);
     if (!held) return fail(held.error());
@@ -63,83 +77,101 @@ Result<Reset> reset(const sandbox::Paths& paths, const std::string& id) {
     if (state->value("state", "") != "running")
         return fail(make_error("not_running", "sandbox \"" + id + "\" is not running (state " +
                                                   state->value("state", "?") + ")", id));
-    auto rootfs = mount::Rootfs::from_record(state->value("rootfs", nlohmann::json::object()));
-    if (!rootfs) return fail(rootfs.error());
-    auto sec = security_from_state(*state);
-    if (!sec) return fail(sec.error());
-    auto recorded = policy_of_state(*state);
-    if (!recorded) return fail(recorded.error());
-    std::shared_ptr<const guard::Policy> policy = *recorded;
     auto cg = cgroup_of(paths, id);
     if (!cg) return fail(cg.error());
-    (void)thaw_abandoned(paths, *state, *cg);
-    StartSpec spec;
-    spec.id = id;
-    spec.hostname = state->value("hostname", id.substr(0, 63));
-    auto init_program = find_init();
-    if (!init_program) return fail(init_program.error());
-    spec.init_program = *init_program;
-    spec.security = *sec;
-    const auto& sec_state = (*state)["security"];
-    spec.ids.host_first = sec_state.value("host_uid", 0u);
-    spec.ids.slot = sec_state.value("slot", 0u);
-    const auto& limits = state->value("limits", nlohmann::json::object());
-    spec.disk = limits.value("disk", uint64_t(0));
-    spec.tmp_size = limits.value("tmp", kDefaultTmpSize);
-    spec.binds = binds_from_record(state->value("binds", nlohmann::json::array()));
-    spec.bind_forbidden = {paths.root, paths.run};
-    spec.cpu_class = cpu_class_of(*state);
+    return Held{std::move(*held), std::move(*state), std::move(*cg)};
+}
+}  // namespace
+
+Result<Reset> reset(const dsec::Paths& store_paths, const std::string& id) {
+    sandbox::Paths paths(store_paths);
+    auto held = hold_running(paths, id);
+    if (!held) return fail(held.error());
+    json& state = held->state;
+    const cgroup::Cgroup& cg = held->cg;
+    (void)thaw_abandoned(paths, state, cg);
 
     Reset out;
     // A paused sandbox is thawed first: the new init must run, and SIGKILL lands on thaw.
-    if (cg->frozen())
-        if (auto r = cg->thaw(); !r) return fail(r.error());
-    auto killed = kill_init(*state);
-    if (!killed) return fail(killed.error());
-    out.old_init = std::move(*killed);
-    if (spec.disk == 0) {
-        // With --disk the old tmpfs goes with the old init; start() makes a fresh one.
-        auto swapped = swap_upper(*rootfs);
-        if (!swapped) return fail(swapped.error());
-        out.old_upper = *swapped;
-    }
-    auto init = start(paths, *rootfs, spec, *cg);
-    if (!init && out.old_init) {
-        // The dying processes still count against the cgroup's limits (a sandbox at its
-        // --pids limit leaves no room for a new init): once they are gone, once more.
-        struct pollfd p = {out.old_init.get(), POLLIN, 0};
-        while (::poll(&p, 1, 5000) < 0 && errno == EINTR) {
+    if (cg.frozen())
+        if (auto r = cg.thaw(); !r) return fail(r.error());
+    Standby next = Standby::of(state);
+    out.from_standby = next.alive();
+    int old_pid = state.value("pid", 0);
+    unsigned long long old_start = state.value("pid_start", 0ULL);
+    if (!out.from_standby) {
+        // No standby (or a dead one): the old init goes first (its processes count against
+        // the cgroup's limits), then a new one starts beside the dying one.
+        if (next.pid) state.erase("standby");
+        if (auto r = remount_layers(store_paths, state); !r) return fail(r.error());
+        auto killed = kill_init(old_pid, old_start);
+        if (!killed) return fail(killed.error());
+        out.old_init = std::move(*killed);
+        auto made = start_next_init(paths, state, cg);
+        if (!made && out.old_init) {
+            // A sandbox at its --pids limit leaves no room for a new init until the dying
+            // processes are gone: once they are, once more.
+            struct pollfd p = {out.old_init.get(), POLLIN, 0};
+            while (::poll(&p, 1, 5000) < 0 && errno == EINTR) {
+            }
+            for (int round = 0; round < 100 && !cg.pids().empty(); round++) ::usleep(10000);
+            made = start_next_init(paths, state, cg);
         }
-        for (int round = 0; round < 100 && !cg->pids().empty(); round++) ::usleep(10000);
-        init = start(paths, *rootfs, spec, *cg);
+        if (!made) return fail(leave_dead(paths, state, std::move(made.error()).context("restarting sandbox " + id)));
+        next = *made;
+    } else if (::kill(next.pid, SIGCONT) < 0) {
+        return fail(sys_error("kill SIGCONT", std::to_string(next.pid)));
     }
-    if (!init) {
-        (*state)["pid"] = 0;
-        (void)save(paths, *state);
-        return fail(std::move(init.error()).context("restarting sandbox " + id));
+    // Its egress moves to the new init (the old link is removed first, which cuts the old
+    // sandbox off).
+    if (auto r = relink_egress(paths, id, next.pid, state); !r) {
+        ::kill(next.pid, SIGKILL);
+        (void)kill_init(old_pid, old_start);
+        return fail(leave_dead(paths, state, std::move(r.error()).context("restoring the network of " + id + " after reset")));
     }
-    // The policy's mounts again, before anything runs in the new init's namespace.
-    if (policy && !policy->files.empty())
-        if (auto r = guard::apply_file_rules(init->pid, mount::process_start(init->pid), policy->files, paths.run); !r) {
-            ::kill(init->pid, SIGKILL);
-            (*state)["pid"] = 0;
-            (void)save(paths, *state);
-            return fail(std::move(r.error()).context("applying the policy again after reset of " + id));
-        }
-    // Its egress again: the old veth went with the old init's network namespace.
-    if (auto r = relink_egress(paths, id, init->pid, *state); !r) {
-        ::kill(init->pid, SIGKILL);
-        (*state)["pid"] = 0;
-        (void)save(paths, *state);
-        return fail(std::move(r.error()).context("restoring the network of " + id + " after reset"));
-    }
-    (*state)["pid"] = init->pid;
-    (*state)["pid_start"] = mount::process_start(init->pid);
-    (*state)["resets"] = state->value("resets", 0) + 1;
-    (*state)["reset"] = now_rfc3339();
-    if (auto r = save(paths, *state); !r) return fail(r.error());
-    out.record = public_record(*state);
+    // One write commits the swap: the new init, and the upper it runs over.
+    json& rootfs = state["rootfs"];
+    out.leftovers = upper_leftovers(rootfs.value("upper", ""), rootfs.value("work", ""));
+    rootfs["upper"] = next.upper;
+    rootfs["work"] = next.work;
+    state.erase("standby");
+    state["pid"] = next.pid;
+    state["pid_start"] = next.pid_start;
+    state["resets"] = state.value("resets", 0) + 1;
+    state["reset"] = now_rfc3339();
+    if (auto r = save(paths, state); !r) return fail(r.error());
+    // With a standby the old init dies only now: a kill before the write above leaves the
+    // sandbox running in it (and a continued standby that the next reset uses), one after
+    // it an unnamed init that the next standby's making or gc kills (sandbox/standby.h).
+    // (The reset is made either way: an old init that could not be signalled is such an init.)
+    if (out.from_standby)
+        if (auto killed = kill_init(old_pid, old_start); killed) out.old_init = std::move(*killed);
+    out.record = public_record(state);
     return out;
+}
+
+Result<json> keep_standby(const dsec::Paths& store_paths, const std::string& id) {
+    sandbox::Paths paths(store_paths);
+    auto held = hold_running(paths, id);
+    if (!held) return fail(held.error());
+    Standby ready = Standby::of(held->state);
+    if (ready.alive()) return ready.to_record();
+    // An init cloned into a frozen cgroup would never report ready.
+    if (held->cg.frozen())
+        return fail(make_error("busy", "sandbox \"" + id + "\" is paused: no standby made", id));
+    held->state.erase("standby");
+    // What killed resets left (an init the state does not name would otherwise live on);
+    // a failure here is gc's to report, not a reason to refuse a standby.
+    (void)sweep_standbys(paths, held->state, held->cg);
+    if (auto r = remount_layers(store_paths, held->state); !r) return fail(r.error());
+    auto made = make_standby(paths, held->state, held->cg);
+    if (!made) return fail(std::move(made.error()).context("making a standby for " + id));
+    held->state["standby"] = made->to_record();
+    if (auto r = save(paths, held->state); !r) {
+        ::kill(made->pid, SIGKILL);
+        return fail(r.error());
+    }
+    return held->state["standby"];
 }
 
 Status finish(Reset& r) {
@@ -148,11 +180,13 @@ Status finish(Reset& r) {
         int n;
         while ((n = ::poll(&p, 1, 5000)) < 0 && errno == EINTR) {
         }
-        if (n == 0) return fail(make_error("busy", "the sandbox's previous init did not die", r.old_upper));
+        if (n == 0) return fail(make_error("busy", "the sandbox's previous init did not die", ""));
         r.old_init.reset();
     }
-    if (r.old_upper.empty()) return {};
-    return fs::remove_tree(std::exchange(r.old_upper, ""));
+    Status first;
+    for (auto& path : std::exchange(r.leftovers, {}))
+        if (auto removed = fs::remove_tree(path); !removed && first) first = std::move(removed);
+    return first;
 }
 
 }  // namespace dsec::snapshot

@@ -1,0 +1,210 @@
+#include "dsec/sandbox/standby.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <sstream>
+
+#include "dsec/guard/files.h"
+#include "dsec/mount/usage.h"
+#include "dsec/sandbox/bind.h"
+#include "dsec/sandbox/cpu_class.h"
+#include "dsec/sandbox/policy.h"
+#include "dsec/sandbox/sandbox.h"
+
+namespace dsec::sandbox {
+
+namespace {
+constexpr const char* kStandbyPrefix = "standby-";
+
+std::string basename_of(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+// A new directory for an init's upper and work: standby-<nanoseconds>, unique per sandbox
+// (its lock is held).
+Result<std::string> new_upper_dir(const Paths& paths, const std::string& id) {
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch());
+    // (The sandbox's data directory is missing when its rootfs came with an id of its own.)
+    if (::mkdir(paths.data_dir(id).c_str(), 0700) < 0 && errno != EEXIST) return fail(sys_error("mkdir", paths.data_dir(id)));
+    std::string dir = paths.data_dir(id) + "/" + kStandbyPrefix + std::to_string(ns.count());
+    if (::mkdir(dir.c_str(), 0700) < 0) return fail(sys_error("mkdir", dir));
+    // The modes dsec-mount gives a rootfs's upper and work.
+    for (auto [name, mode] : {std::pair{"/upper", 0755u}, {"/work", 0700u}}) {
+        std::string path = dir + name;
+        if (::mkdir(path.c_str(), mode) < 0 || ::chmod(path.c_str(), mode) < 0) {
+            Error e = sys_error("mkdir", path);
+            (void)fs::remove_tree(dir);
+            return fail(std::move(e));
+        }
+    }
+    return dir;
+}
+
+Status kill_pid(int pid, unsigned long long start) {
+    Fd pidfd(int(::syscall(SYS_pidfd_open, pid, 0)));
+    // Re-checked once the pidfd pins the process: the pid may have been reused.
+    if (!pidfd || !mount::process_alive(pid, start)) return {};
+    if (::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0) < 0 && errno != ESRCH)
+        return fail(sys_error("pidfd_send_signal", std::to_string(pid)));
+    return {};
+}
+}  // namespace
+
+json Standby::to_record() const { return {{"pid", pid}, {"pid_start", pid_start}, {"upper", upper}, {"work", work}}; }
+
+Standby Standby::of(const json& state) {
+    Standby s;
+    if (!state.contains("standby") || !state["standby"].is_object()) return s;
+    const json& r = state["standby"];
+    s.pid = r.value("pid", 0);
+    s.pid_start = r.value("pid_start", 0ULL);
+    s.upper = r.value("upper", "");
+    s.work = r.value("work", "");
+    if (s.upper.empty() || s.work.empty()) s.pid = 0;
+    return s;
+}
+
+bool Standby::alive() const { return pid > 0 && mount::process_alive(pid, pid_start); }
+
+Result<StartSpec> start_spec_of(const Paths& paths, const json& state) {
+    auto sec = security_from_state(state);
+    if (!sec) return fail(sec.error());
+    auto init_program = find_init();
+    if (!init_program) return fail(init_program.error());
+    std::string id = state.value("id", "");
+    StartSpec spec;
+    spec.id = id;
+    spec.hostname = state.value("hostname", id.substr(0, 63));
+    spec.init_program = *init_program;
+    spec.security = *sec;
+    const json& sec_state = state.contains("security") && state["security"].is_object() ? state["security"] : json::object();
+    spec.ids.host_first = sec_state.value("host_uid", 0u);
+    spec.ids.slot = sec_state.value("slot", 0u);
+    const json limits = state.value("limits", json::object());
+    spec.disk = limits.value("disk", uint64_t(0));
+    spec.tmp_size = limits.value("tmp", kDefaultTmpSize);
+    spec.cpu_class = cpu_class_of(state);
+    spec.binds = binds_from_record(state.value("binds", json::array()));
+    spec.bind_forbidden = {paths.root, paths.run};
+    return spec;
+}
+
+Result<Standby> start_next_init(const Paths& paths, const json& state, const cgroup::Cgroup& cg) {
+    std::string id = state.value("id", "");
+    auto rootfs = mount::Rootfs::from_record(state.value("rootfs", json::object()));
+    if (!rootfs) return fail(rootfs.error());
+    auto spec = start_spec_of(paths, state);
+    if (!spec) return fail(spec.error());
+    auto policy = policy_of_state(state);
+    if (!policy) return fail(policy.error());
+    auto dir = new_upper_dir(paths, id);
+    if (!dir) return fail(dir.error());
+    // With --disk the init's upper is a tmpfs of its own; the directories stay empty.
+    rootfs->upper = *dir + "/upper";
+    rootfs->work = *dir + "/work";
+    auto init = start(paths, *rootfs, *spec, cg);
+    if (!init) {
+        (void)fs::remove_tree(*dir);
+        return fail(init.error());
+    }
+    Standby s{init->pid, mount::process_start(init->pid), rootfs->upper, rootfs->work};
+    // The policy's mounts, before anything can run in its namespaces.
+    if (*policy && !(*policy)->files.empty())
+        if (auto r = guard::apply_file_rules(s.pid, s.pid_start, (*policy)->files, paths.run); !r) {
+            ::kill(s.pid, SIGKILL);
+            (void)fs::remove_tree(*dir);
+            return fail(std::move(r.error()).context("applying the policy"));
+        }
+    return s;
+}
+
+Result<Standby> make_standby(const Paths& paths, const json& state, const cgroup::Cgroup& cg) {
+    auto s = start_next_init(paths, state, cg);
+    if (!s) return fail(s.error());
+    // Stopped: nothing in it runs, not even its init's reaping loop, until a reset.
+    if (::kill(s->pid, SIGSTOP) < 0) {
+        Error e = sys_error("kill SIGSTOP", std::to_string(s->pid));
+        ::kill(s->pid, SIGKILL);
+        (void)fs::remove_tree(fs::dirname(s->upper));
+        return fail(std::move(e));
+    }
+    return s;
+}
+
+namespace {
+// The pid of `pid` in each pid namespace from ours down to its own (NSpid), or none.
+std::vector<std::string> ns_pids(const std::string& pid) {
+    std::vector<std::string> ids;
+    auto status = fs::read_file("/proc/" + pid + "/status");
+    if (!status) return ids;
+    auto at = status->find("\nNSpid:");
+    if (at == std::string::npos) return ids;
+    at += 7;
+    std::istringstream line(status->substr(at, status->find('\n', at) - at));
+    for (std::string v; line >> v;) ids.push_back(v);
+    return ids;
+}
+}  // namespace
+
+bool is_namespace_init(int pid) {
+    // One level below ours exactly: an agent's own pid namespace inside a sandbox is
+    // two levels down, and its pid 1 is none of our business.
+    auto ids = ns_pids(std::to_string(pid));
+    return ids.size() >= 2 && ids.size() == ns_pids("self").size() + 1 && ids.back() == "1";
+}
+
+std::vector<std::string> upper_leftovers(const std::string& upper, const std::string& work) {
+    std::string dir = fs::dirname(upper);
+    if (basename_of(dir).starts_with(kStandbyPrefix)) return {dir};
+    return {upper, work, dir + "/reset-old"};
+}
+
+Result<json> sweep_standbys(const Paths& paths, const json& state, const cgroup::Cgroup& cg, bool dry_run) {
+    json found = json::array();
+    Status first;
+    auto keep = [&](Status r) {
+        if (!r && first) first = std::move(r);
+    };
+    int init = state.value("pid", 0);
+    Standby standby = Standby::of(state);
+    for (int pid : cg.pids()) {
+        if (pid == init || pid == standby.pid || !is_namespace_init(pid)) continue;
+        found.push_back({{"kind", "orphan_standby"}, {"path", std::to_string(pid)}});
+        if (!dry_run) keep(kill_pid(pid, mount::process_start(pid)));
+    }
+    // The uppers the state names; anything else of ours in the data directory is left
+    // over from an init that is gone or going.
+    const json rootfs = state.value("rootfs", json::object());
+    std::string upper = rootfs.value("upper", ""), work = rootfs.value("work", "");
+    if (upper.empty()) return found;
+    std::string current = fs::dirname(upper);
+    std::string id = state.value("id", "");
+    auto names = fs::list_dir(paths.data_dir(id));
+    if (!names) return fail(names.error());
+    std::vector<std::string> gone;
+    for (auto& name : *names) {
+        std::string path = paths.data_dir(id) + "/" + name;
+        if (name.starts_with(kStandbyPrefix) && path != current &&
+            (standby.upper.empty() || path != fs::dirname(standby.upper)))
+            gone.push_back(path);
+    }
+    // The rootfs's first upper (made by dsec-mount), once a reset moved on from it.
+    std::string rootfs_id = rootfs.value("id", "");
+    if (!rootfs_id.empty() && check_id(rootfs_id)) {
+        std::string first_dir = paths.data_dir(rootfs_id);
+        if (current != first_dir)
+            for (auto& path : upper_leftovers(first_dir + "/upper", first_dir + "/work"))
+                if (fs::exists(path)) gone.push_back(path);
+    }
+    for (auto& path : gone) {
+        found.push_back({{"kind", "orphan_upper"}, {"path", path}});
+        if (!dry_run) keep(fs::remove_tree(path));
+    }
+    if (!first) return fail(first.error());
+    return found;
+}
+
+}  // namespace dsec::sandbox
