@@ -72,8 +72,10 @@ dsec-run inspect big | jq -e '.snapshot == null' > /dev/null || fail "an interru
 
 # The holder and its watchdog both killed: frozen, marked; the next snapshot thaws it.
 kill_when_frozen
-watchdog=$(ps -o pid= --ppid $holder | tr -d ' ')
-[ -n "$watchdog" ] || fail "no watchdog beside the snapshot"
+# The watchdog is the holder's child that is dsec-run itself (by then the holder may
+# also be running mkfs.erofs: left to die with its parent).
+watchdog=$(ps -o pid=,comm= --ppid $holder | awk '$2 == "dsec-run" {print $1}')
+[ "$(wc -w <<< "$watchdog")" = 1 ] || fail "no single watchdog beside the snapshot: $(ps -o pid=,comm= --ppid $holder)"
 kill -9 "$watchdog" $holder
 wait $holder 2>/dev/null || true
 frozen || fail "expected the sandbox left frozen"
