@@ -2,7 +2,7 @@
 # A policy that parses but fails to apply (a read-only path the image lacks; a hidden
 # file with a hard link the policy leaves visible) leaves no sandbox: no state, no init,
 # no cgroup, no mount, a clear error naming the step and path; the same create without
-# the bad rule then works with the same id.
+# the bad rule then works with the same id. File rules with SYS_ADMIN kept are refused.
 . "$(dirname "$0")/lib.sh"
 
 make_busybox_tree "$T/base"
@@ -45,6 +45,13 @@ on_exit "dsec-run destroy --force links > /dev/null"
 
 # The same id, the policy without the bad path: created, and the rest applied.
 sed -i 's|, "/no/such/dir"||' "$T/bad.json"
+# File rules with SYS_ADMIN kept: refused before anything is made (the covers are not
+# locked mounts; root inside could take them off).
+rc=0
+dsec-run create --layers base --id half --policy "$T/bad.json" --cap-add SYS_ADMIN > "$T/out" 2> "$T/err" || rc=$?
+[ "$rc" = 1 ] || fail "file rules with SYS_ADMIN: exit $rc"
+grep -q "SYS_ADMIN" "$T/err" || fail "the refusal does not say why: $(cat "$T/err")"
+[ ! -e "$DSEC_RUN/sandboxes/half" ] || fail "a refused create left its state directory"
 dsec-run create --layers base --id half --policy "$T/bad.json" > /dev/null || fail "create after fixing the policy"
 [ -z "$(dsec-run exec half -- cat /etc/passwd)" ] || fail "/etc/passwd is not hidden"
 if dsec-run exec half -- touch /usr/x 2> /dev/null; then fail "/usr is writable"; fi

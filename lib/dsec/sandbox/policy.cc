@@ -1,5 +1,7 @@
 #include "dsec/sandbox/policy.h"
 
+#include <linux/capability.h>
+
 #include <algorithm>
 #include <cstdlib>
 
@@ -33,6 +35,11 @@ Status use_policy(const std::string& path, CreateOptions& o) {
     if (!policy->syscalls.empty() && o.security.seccomp == "unconfined")
         return fail(make_error("bad_input", "policy: syscalls: changes a seccomp profile, and --seccomp is unconfined",
                                path));
+    // The covers are mounts attached from the host after the sandbox's namespaces are
+    // made, so not locked: with SYS_ADMIN, root inside could take them off.
+    if (!policy->files.empty() && (o.security.caps & (uint64_t(1) << CAP_SYS_ADMIN)))
+        return fail(make_error("bad_input", "policy: files: read-only and hidden paths cannot hold with SYS_ADMIN kept "
+                                            "(--cap-add): root inside could unmount or remount them", path));
     char* abs = ::realpath(path.c_str(), nullptr);
     o.policy = abs ? abs : path;
     std::free(abs);

@@ -16,7 +16,8 @@ void tighten_limits(const guard::PolicyLimits& limits, CreateOptions& o);
 /// Reads the policy at `path` (made absolute) into `o.policy` and `o.guard` and tightens
 /// `o`'s limits. Errors: those of guard::load_policy; unsupported when the policy asks
 /// for what this build does not apply (domain names), so that no sandbox runs with
-/// a policy applied in part; bad_input for syscall rules with --seccomp unconfined.
+/// a policy applied in part; bad_input for syscall rules with --seccomp unconfined and
+/// for file rules with SYS_ADMIN kept (`o.security.caps` is read: set it first).
 Status use_policy(const std::string& path, CreateOptions& o);
 
 /// The policy a sandbox was created with, as its state records it ("guard"): its file and
