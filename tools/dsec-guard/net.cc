@@ -35,7 +35,7 @@ Status change(const cli::Paths& p, const std::string& id, bool allow, const std:
     if (!held) return fail(held.error());
     auto state = sandbox::load(paths, id);
     if (!state) return fail(state.error());
-    auto rules = recorded_rules(*state);
+    auto rules = recorded_rules(state->extra);
     if (!rules) return fail(rules.error());
     Result<guard::NetworkRules> next = allow ? guard::with_added(*rules, dests) : guard::with_removed(*rules, dests);
     if (!next) return fail(std::move(next.error()).context("sandbox " + id));
@@ -64,7 +64,7 @@ Status apply(const cli::Paths& p, const std::string& id, const std::string& file
     if (!held) return fail(held.error());
     auto state = sandbox::load(paths, id);
     if (!state) return fail(state.error());
-    if (auto r = same_besides_network(*state, *policy, file); !r) return r;
+    if (auto r = same_besides_network(state->extra, *policy, file); !r) return r;
     auto done = sandbox::change_egress(paths, id, policy->network);
     if (!done) return fail(done.error());
     return emit_change(id, *done);

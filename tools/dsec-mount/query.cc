@@ -1,7 +1,7 @@
 // dsec-mount ls and release: the layers mounted on this host and who uses them.
 #include "dsec/json/jsonl.h"
 #include "dsec/mount/layers.h"
-#include "dsec/mount/usage.h"
+#include "dsec/sandbox/state.h"
 #include "commands.h"
 
 namespace dsec::mount_tool {
@@ -45,7 +45,7 @@ void add_query(CLI::App& app, Context& ctx) {
         ctx.action = [&ctx]() -> Result<int> {
             auto mounted = mount::mounted_layers(ctx.paths);
             if (!mounted) return fail(mounted.error());
-            auto users = mount::layer_users(ctx.paths.run);
+            auto users = sandbox::layer_users(sandbox::Paths(ctx.paths));
             if (!users) return fail(users.error());
             for (auto& m : *mounted)
                 if (auto r = jsonl::emit(mount_record(ctx.store(), m, users_of(*users, m.digest))); !r)
@@ -62,7 +62,7 @@ void add_query(CLI::App& app, Context& ctx) {
         ctx.action = [&ctx, refs]() -> Result<int> {
             auto mounted = mount::mounted_layers(ctx.paths);
             if (!mounted) return fail(mounted.error());
-            auto users = mount::layer_users(ctx.paths.run);
+            auto users = sandbox::layer_users(sandbox::Paths(ctx.paths));
             if (!users) return fail(users.error());
             auto store = ctx.store();
             std::vector<mount::MountedLayer> targets;

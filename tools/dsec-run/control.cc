@@ -59,7 +59,7 @@ void add_control(CLI::App& app, Context& ctx) {
                 auto cpu = cg.cpu_usage_ns();
                 json rec = {{"type", "stats"},
                             {"id", id},
-                            {"state", state->value("state", "")},
+                            {"state", sandbox::lifecycle_name(state->lifecycle)},
                             {"memory_bytes", mem ? json(*mem) : json(nullptr)},
                             {"cpu_s", cpu ? json(double(*cpu) / 1e9) : json(nullptr)},
                             {"processes", cg.pids().size()},

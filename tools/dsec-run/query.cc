@@ -19,16 +19,17 @@ namespace {
 std::optional<json> live_record(const sandbox::Paths& paths, const std::string& id, bool full) {
     auto state = sandbox::listed_state(paths, id);
     if (!state) return std::nullopt;
-    const json& st = *state;
-    std::string s = st.value("state", "broken");
+    const sandbox::State& st = *state;
+    const json& fields = st.extra;
+    std::string s(sandbox::lifecycle_name(st.lifecycle));
     if (s == "running" && !sandbox::init_alive(st)) s = "dead";
     json rec = full ? sandbox::public_record(st) : json{{"type", "sandbox"}, {"v", 1}, {"id", id}};
     rec["state"] = s;
-    rec["age_s"] = sandbox::now_unix() - st.value("created_unix", sandbox::now_unix());
+    rec["age_s"] = sandbox::now_unix() - fields.value("created_unix", sandbox::now_unix());
     // The last exec is the activity file's mtime (written without touching the state).
     int64_t used = sandbox::last_use_unix(paths, id);
-    rec["last_exec"] = used > 0 ? json(layer::rfc3339(used)) : st.value("last_exec", json(nullptr));
-    rec["labels"] = st.value("labels", json::object());
+    rec["last_exec"] = used > 0 ? json(layer::rfc3339(used)) : fields.value("last_exec", json(nullptr));
+    rec["labels"] = fields.value("labels", json::object());
     // Always present, so a reader never guesses what a missing field means: null when
     // the kernel has no figure (a sandbox whose cgroup is gone).
     rec["memory"] = nullptr;
@@ -41,7 +42,7 @@ std::optional<json> live_record(const sandbox::Paths& paths, const std::string& 
         rec["oom_kills"] = cg.oom_kills();
         if (s == "running" && cg.frozen()) rec["state"] = "paused";
     }
-    if (full && st.contains("egress")) rec["egress_denials"] = sandbox::egress_counts(paths, id);
+    if (full && fields.contains("egress")) rec["egress_denials"] = sandbox::egress_counts(paths, id);
     return rec;
 }
 
@@ -96,7 +97,7 @@ bool matches(const sandbox::Paths& paths, const std::string& id, const json& rec
     if ((m.min_age_s && age < *m.min_age_s) || (m.max_age_s && age > *m.max_age_s)) return false;
     if (!m.layer.empty()) {
         auto state = sandbox::load(paths, id);
-        if (!state || !has_layer(*state, m)) return false;
+        if (!state || !has_layer(state->extra, m)) return false;
     }
     return true;
 }

@@ -65,7 +65,7 @@ void add_fork(CLI::App& app, Context& ctx) {
             // The source's create options, read before its files are taken.
             auto state = sandbox::load(paths, o->id);
             if (!state) return fail(std::move(state.error()).about(o->id));
-            auto options = snapshot::options_like(*state);
+            auto options = snapshot::options_like(state->to_record());
             if (!options) return fail(options.error());
             // Its current files as a layer on top of its own layers.
             auto snap = snapshot::take(paths, store, o->id, o->snap);

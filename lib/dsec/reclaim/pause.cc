@@ -100,7 +100,7 @@ Status pause_idle(const dsec::Paths& p, const IdleOptions& o, const Report& repo
     for (auto& id : sandbox::list_ids(paths)) {
         auto state = sandbox::load(paths, id);
         if (!state || live_state(p, id, *state) != "running") continue;
-        int64_t idle = now - std::max(state->value("created_unix", now), sandbox::last_use_unix(paths, id));
+        int64_t idle = now - std::max(state->extra.value("created_unix", now), sandbox::last_use_unix(paths, id));
         if (idle < o.after_s) continue;
         auto cpu = cgroup::Cgroup(*layout, parent, id).cpu_usage_ns();
         if (cpu) candidates.push_back({id, *cpu, idle});

@@ -39,10 +39,10 @@ Result<Use> begin_use(const Paths& paths, const std::string& id) {
     // Frozen by a snapshot that is copying its files: wait for it to thaw the sandbox
     // (a copy taken half before and half after this command would be inconsistent). The
     // state is read only then: a running sandbox costs no parse here.
-    auto state = cg.frozen() ? load(paths, id) : Result<json>(json());
-    if (state && state->contains("snapshot") && (*state)["snapshot"].is_object()) {
-        int pid = (*state)["snapshot"].value("pid", 0);
-        unsigned long long start = (*state)["snapshot"].value("pid_start", 0ULL);
+    auto state = cg.frozen() ? load(paths, id) : Result<State>(State());
+    if (state && state->extra.contains("snapshot") && state->extra["snapshot"].is_object()) {
+        int pid = state->extra["snapshot"].value("pid", 0);
+        unsigned long long start = state->extra["snapshot"].value("pid_start", 0ULL);
         for (int waited_ms = 0; waited_ms < 120000 && cg.frozen() && mount::process_alive(pid, start); waited_ms += 10)
             ::usleep(10000);
     }

@@ -110,12 +110,12 @@ Result<copy::Stats> run_copy(const Paths& paths, const std::string& id, Flow flo
     auto layout = cgroup::detect();
     if (!layout) return fail(layout.error());
     cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
-    auto security = security_from_state(*state);
+    auto security = security_from_state(state->extra);
     if (!security) return fail(security.error());
     auto confinement = confinement_for(paths, id, *security, 0, 0);
     if (!confinement) return fail(confinement.error());
-    apply_cpu_class(cpu_class_of(*state), **confinement);
-    ns::JoinSpec spec{state->value("pid", 0), state->value("pid_start", 0ULL), cg.procs_files(), CLONE_NEWNS,
+    apply_cpu_class(cpu_class_of(state->extra), **confinement);
+    ns::JoinSpec spec{state->pid, state->pid_start, cg.procs_files(), CLONE_NEWNS,
                       security->userns, {}};
 
     bool in = flow == Flow::into_sandbox;

@@ -63,8 +63,9 @@ struct Prepared {
     std::vector<char*> sh_argv;           // /bin/sh FILE ARGS... for a file without a #! line
 };
 
-Result<Prepared> prepare(const json& state, const ExecOptions& o) {
+Result<Prepared> prepare(const State& st, const ExecOptions& o) {
     Prepared p;
+    const json& state = st.extra;
     for (auto& e : state.value("env", json::array()))
         if (e.is_string()) p.env_store.push_back(e.get<std::string>());
     for (auto& kv : o.env) {
@@ -85,7 +86,7 @@ Result<Prepared> prepare(const json& state, const ExecOptions& o) {
     p.sh_argv = {const_cast<char*>("/bin/sh"), nullptr};
     p.sh_argv.insert(p.sh_argv.end(), p.argv.begin() + 1, p.argv.end());
     p.workdir = !o.workdir.empty() ? o.workdir : state.value("workdir", "/");
-    auto user = resolve_user(!o.user.empty() ? o.user : state.value("user", "0"), state.value("pid", 0));
+    auto user = resolve_user(!o.user.empty() ? o.user : state.value("user", "0"), st.pid);
     if (!user) return fail(user.error());
     p.user = *user;
     auto security = security_from_state(state);
@@ -202,14 +203,14 @@ Result<Started> start(const Paths& paths, const std::string& id, const ExecOptio
     if (o.argv.empty()) return fail(make_error("usage", "no command given (dsec-run exec ID -- CMD...)"));
     auto state = load(paths, id);
     if (!state) return fail(state.error());
-    std::string s = state->value("state", "");
-    if (s != "running") return fail(make_error("not_running", "sandbox \"" + id + "\" is " + s, id));
+    if (state->lifecycle != Lifecycle::running)
+        return fail(make_error("not_running", "sandbox \"" + id + "\" is " + std::string(lifecycle_name(state->lifecycle)), id));
     auto prepared = prepare(*state, o);
     if (!prepared) return fail(prepared.error());
     auto confinement = confinement_for(paths, id, prepared->security, prepared->user.uid, prepared->user.gid);
     if (!confinement) return fail(confinement.error());
     prepared->confinement = std::move(*confinement);
-    apply_cpu_class(cpu_class_of(*state), *prepared->confinement);
+    apply_cpu_class(cpu_class_of(state->extra), *prepared->confinement);
     // Held until the command ends: the sandbox is in use (not idle) meanwhile.
     auto in_use = begin_use(paths, id);
     if (!in_use) return fail(in_use.error());
@@ -217,7 +218,7 @@ Result<Started> start(const Paths& paths, const std::string& id, const ExecOptio
     auto layout = cgroup::detect();
     if (!layout) return fail(layout.error());
     cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
-    ns::JoinSpec spec{state->value("pid", 0), state->value("pid_start", 0ULL), cg.procs_files(), 0,
+    ns::JoinSpec spec{state->pid, state->pid_start, cg.procs_files(), 0,
                       prepared->security.userns, {}};
     int p[2];
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
@@ -258,7 +259,7 @@ Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOpt
     if (auto note = started->failure_note(o.argv[0]); !note.empty()) result->note = note;
     if (result->signal == SIGKILL) {
         auto now = load(paths, id);
-        if (!now || now->value("state", "") == "destroying") result->note = "sandbox destroyed during exec";
+        if (!now || now->lifecycle == Lifecycle::destroying) result->note = "sandbox destroyed during exec";
     }
     json entry = log_record(id, "exec");
     entry["argv"] = o.argv;

@@ -120,22 +120,23 @@ Result<bool> drop_unused_egress(const Paths& paths, bool dry_run) {
 Result<EgressChange> change_egress(const Paths& paths, const std::string& id, const guard::NetworkRules& rules) {
     auto state = load(paths, id);
     if (!state) return fail(state.error());
-    if (state->value("state", "") != "running" || !init_alive(*state))
+    if (state->lifecycle != Lifecycle::running || !init_alive(*state))
         return fail(make_error("not_running", "sandbox \"" + id + "\" is not running", id));
     EgressChange change;
-    int pid = state->value("pid", 0);
-    if (!state->contains("egress")) {
-        auto sec = security_from_state(*state);
+    int pid = state->pid;
+    json& fields = state->extra;
+    if (!fields.contains("egress")) {
+        auto sec = security_from_state(fields);
         if (!sec) return fail(sec.error());
         if (auto r = check_egress_security(*sec); !r) return fail(r.error());
         auto cg = cgroup_of(paths, id);
         if (!cg) return fail(cg.error());
         auto made = start_egress(paths, id, pid, cg->unified_dir(), rules);
         if (!made) return fail(made.error());
-        (*state)["egress"] = *made;
+        fields["egress"] = *made;
         change.started = true;
     } else {
-        json& egress = (*state)["egress"];
+        json& egress = fields["egress"];
         // Names already in force keep their addresses (refresh renews them); new ones
         // are resolved now, and one that does not resolve changes nothing.
         auto names = resolve_names(rules, egress.value("names", json::object()));
@@ -150,13 +151,13 @@ Result<EgressChange> change_egress(const Paths& paths, const std::string& id, co
         if (auto r = write_hosts(paths, id, pid, egress); !r)
             return fail(std::move(r.error()).context("the new rules are in force, but writing /etc/hosts"));
     }
-    change.names = (*state)["egress"].value("names", json::object());
+    change.names = fields["egress"].value("names", json::object());
     guard::Policy shown;
     shown.network = rules;
     change.network = guard::policy_record(shown)["network"];
-    if (!state->contains("guard") || !(*state)["guard"].is_object())
-        (*state)["guard"] = guard::policy_record(guard::Policy{});
-    (*state)["guard"]["network"] = change.network;
+    if (!fields.contains("guard") || !fields["guard"].is_object())
+        fields["guard"] = guard::policy_record(guard::Policy{});
+    fields["guard"]["network"] = change.network;
     if (auto r = save(paths, *state); !r) return fail(r.error());
     return change;
 }

@@ -49,9 +49,9 @@ bool in_group(int pid, const std::string& group) {
 Result<int> signal_sandbox(const Paths& paths, const std::string& id, int sig) {
     auto state = load(paths, id);
     if (!state) return fail(state.error());
-    if (state->value("state", "") != "running" || !init_alive(*state))
+    if (state->lifecycle != Lifecycle::running || !init_alive(*state))
         return fail(make_error("not_running", "sandbox \"" + id + "\" is not running", id));
-    int init = state->value("pid", 0);
+    int init = state->pid;
     auto cg = cgroup_of(paths, id);
     if (!cg) return fail(cg.error());
     std::string group = ":/" + paths.cgroup_parent() + "/" + id;

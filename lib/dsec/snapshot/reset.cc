@@ -27,13 +27,13 @@ namespace {
 // sandbox: exec joins it) down; returns its pidfd without waiting. Not cgroup.kill: on
 // this kernel a group once killed that way kills every child later cloned into it with
 // CLONE_INTO_CGROUP, the new init included.
-Result<Fd> kill_init(const json& state) {
+Result<Fd> kill_init(const State& state) {
     if (!init_alive(state)) return Fd();
-    Fd pidfd(int(::syscall(SYS_pidfd_open, state.value("pid", 0), 0)));
+    Fd pidfd(int(::syscall(SYS_pidfd_open, state.pid, 0)));
     // Re-checked once the pidfd pins the process: the pid may have been reused.
     if (!pidfd || !init_alive(state)) return Fd();
     if (::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0) < 0)
-        return fail(sys_error("pidfd_send_signal", state.value("id", "")));
+        return fail(sys_error("pidfd_send_signal", state.id));
     return pidfd;
 }
 
@@ -60,14 +60,15 @@ Result<Reset> reset(const sandbox::Paths& paths, const std::string& id) {
     if (!held) return fail(held.error());
     auto state = load(paths, id);
     if (!state) return fail(state.error());
-    if (state->value("state", "") != "running")
+    if (state->lifecycle != Lifecycle::running)
         return fail(make_error("not_running", "sandbox \"" + id + "\" is not running (state " +
-                                                  state->value("state", "?") + ")", id));
-    auto rootfs = mount::Rootfs::from_record(state->value("rootfs", nlohmann::json::object()));
+                                                  std::string(lifecycle_name(state->lifecycle)) + ")", id));
+    const json& fields = state->extra;
+    auto rootfs = mount::Rootfs::from_record(fields.value("rootfs", nlohmann::json::object()));
     if (!rootfs) return fail(rootfs.error());
-    auto sec = security_from_state(*state);
+    auto sec = security_from_state(fields);
     if (!sec) return fail(sec.error());
-    auto recorded = policy_of_state(*state);
+    auto recorded = policy_of_state(fields);
     if (!recorded) return fail(recorded.error());
     std::shared_ptr<const guard::Policy> policy = *recorded;
     auto cg = cgroup_of(paths, id);
@@ -75,18 +76,18 @@ Result<Reset> reset(const sandbox::Paths& paths, const std::string& id) {
     (void)thaw_abandoned(paths, *state, *cg);
     StartSpec spec;
     spec.id = id;
-    spec.hostname = state->value("hostname", id.substr(0, 63));
+    spec.hostname = fields.value("hostname", id.substr(0, 63));
     auto init_program = find_init();
     if (!init_program) return fail(init_program.error());
     spec.init_program = *init_program;
     spec.security = *sec;
-    const auto& sec_state = (*state)["security"];
+    const auto& sec_state = fields.value("security", nlohmann::json::object());
     spec.ids.host_first = sec_state.value("host_uid", 0u);
     spec.ids.slot = sec_state.value("slot", 0u);
-    const auto& limits = state->value("limits", nlohmann::json::object());
+    const auto& limits = fields.value("limits", nlohmann::json::object());
     spec.disk = limits.value("disk", uint64_t(0));
     spec.tmp_size = limits.value("tmp", kDefaultTmpSize);
-    spec.cpu_class = cpu_class_of(*state);
+    spec.cpu_class = cpu_class_of(fields);
 
     Reset out;
     // A paused sandbox is thawed first: the new init must run, and SIGKILL lands on thaw.
@@ -112,7 +113,7 @@ Result<Reset> reset(const sandbox::Paths& paths, const std::string& id) {
         init = start(paths, *rootfs, spec, *cg);
     }
     if (!init) {
-        (*state)["pid"] = 0;
+        state->pid = 0;
         (void)save(paths, *state);
         return fail(std::move(init.error()).context("restarting sandbox " + id));
     }
@@ -120,21 +121,21 @@ Result<Reset> reset(const sandbox::Paths& paths, const std::string& id) {
     if (policy && !policy->files.empty())
         if (auto r = guard::apply_file_rules(init->pid, mount::process_start(init->pid), policy->files, paths.run); !r) {
             ::kill(init->pid, SIGKILL);
-            (*state)["pid"] = 0;
+            state->pid = 0;
             (void)save(paths, *state);
             return fail(std::move(r.error()).context("applying the policy again after reset of " + id));
         }
     // Its egress again: the old veth went with the old init's network namespace.
-    if (auto r = relink_egress(paths, id, init->pid, *state); !r) {
+    if (auto r = relink_egress(paths, id, init->pid, state->extra); !r) {
         ::kill(init->pid, SIGKILL);
-        (*state)["pid"] = 0;
+        state->pid = 0;
         (void)save(paths, *state);
         return fail(std::move(r.error()).context("restoring the network of " + id + " after reset"));
     }
-    (*state)["pid"] = init->pid;
-    (*state)["pid_start"] = mount::process_start(init->pid);
-    (*state)["resets"] = state->value("resets", 0) + 1;
-    (*state)["reset"] = now_rfc3339();
+    state->pid = init->pid;
+    state->pid_start = mount::process_start(init->pid);
+    state->extra["resets"] = state->extra.value("resets", 0) + 1;
+    state->extra["reset"] = now_rfc3339();
     if (auto r = save(paths, *state); !r) return fail(r.error());
     out.record = public_record(*state);
     return out;

@@ -33,12 +33,13 @@ struct Source {
 // Without --disk the upper is the rootfs's directory on local disk, its files owned by
 // the ids seen inside. With --disk it is on a tmpfs only the init's mounts hold: reached
 // through the idmapped clone the init keeps open, where owners show as host ids.
-Result<Source> open_upper(const nlohmann::json& state) {
+Result<Source> open_upper(const sandbox::State& st) {
+    const nlohmann::json& state = st.extra;
     Source s;
     bool on_tmpfs = state.contains("limits") && state["limits"].is_object() && state["limits"].contains("disk");
     std::string path;
     if (on_tmpfs) {
-        path = "/proc/" + std::to_string(state.value("pid", 0)) + "/fd/" + std::to_string(ns::kInitUpperFd) + "/upper";
+        path = "/proc/" + std::to_string(st.pid) + "/fd/" + std::to_string(ns::kInitUpperFd) + "/upper";
         const auto& sec = state.value("security", nlohmann::json::object());
         if (sec.value("userns", "private") != "host") s.id_shift = sec.value("host_uid", 0u);
     } else {
@@ -47,8 +48,8 @@ Result<Source> open_upper(const nlohmann::json& state) {
     s.dir.reset(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!s.dir) return fail(sys_error("open upper", path));
     // Opened through the pid: it must still be the sandbox's init.
-    if (on_tmpfs && !sandbox::init_alive(state))
-        return fail(make_error("not_running", "the sandbox's init is gone", state.value("id", "")));
+    if (on_tmpfs && !sandbox::init_alive(st))
+        return fail(make_error("not_running", "the sandbox's init is gone", st.id));
     return s;
 }
 
@@ -116,10 +117,10 @@ Result<Snapshot> take(const sandbox::Paths& paths, const layer::Store& store, co
     if (!held) return fail(held.error());
     auto state = sandbox::load(paths, id);
     if (!state) return fail(state.error());
-    if (state->value("state", "") != "running" || !sandbox::init_alive(*state))
+    if (state->lifecycle != sandbox::Lifecycle::running || !sandbox::init_alive(*state))
         return fail(make_error("not_running", "sandbox \"" + id + "\" is not running (state " +
-                                                  state->value("state", "?") + ")", id));
-    auto parents = parents_of(*state);
+                                                  std::string(sandbox::lifecycle_name(state->lifecycle)) + ")", id));
+    auto parents = parents_of(state->to_record());
     if (!parents) return fail(parents.error());
     auto cg = sandbox::cgroup_of(paths, id);
     if (!cg) return fail(cg.error());
@@ -127,7 +128,7 @@ Result<Snapshot> take(const sandbox::Paths& paths, const layer::Store& store, co
     auto source = open_upper(*state);
     if (!source) return fail(source.error());
     pack.id_shift = source->id_shift;
-    std::vector<std::string> lowers = (*state)["rootfs"].value("lowerdirs", std::vector<std::string>{});
+    std::vector<std::string> lowers = state->extra["rootfs"].value("lowerdirs", std::vector<std::string>{});
     pack.lower_stat = [&lowers](const std::string& p) { return lower_stat(lowers, p); };
 
     if (auto r = store.init(); !r) return fail(r.error());
