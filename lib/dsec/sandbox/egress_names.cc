@@ -8,6 +8,7 @@
 #include "dsec/net/cut.h"
 #include "dsec/net/egress.h"
 #include "dsec/net/resolve.h"
+#include "dsec/sandbox/open.h"
 #include "dsec/sandbox/user.h"
 #include "dsec/sys/fd.h"
 
@@ -72,10 +73,9 @@ Status write_hosts(const Paths& paths, const std::string& id, int init_pid, json
 }
 
 Result<Refreshed> refresh_names(const Paths& paths, const std::string& id) {
-    auto state = load(paths, id);
-    if (!state) return fail(state.error());
-    if (state->lifecycle != Lifecycle::running || !init_alive(*state))
-        return fail(make_error("not_running", "sandbox \"" + id + "\" is not running", id));
+    auto opened = open_sandbox(paths, id, Need::running_init);
+    if (!opened) return fail(opened.error());
+    State* state = &opened->state;
     Refreshed out;
     out.record = {{"type", "refresh"}, {"v", 1}, {"id", id}, {"names", json::object()}, {"changed", false}, {"cut", 0}};
     json& fields = state->extra;

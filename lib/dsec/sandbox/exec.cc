@@ -18,6 +18,7 @@
 #include "dsec/sandbox/cpu_class.h"
 #include "dsec/sandbox/limits.h"
 #include "dsec/sandbox/log.h"
+#include "dsec/sandbox/open.h"
 #include "dsec/sandbox/relay.h"
 #include "dsec/sandbox/user.h"
 #include "dsec/sandbox/security.h"
@@ -201,25 +202,21 @@ std::string Started::failure_note(const std::string& command) {
 Result<Started> start(const Paths& paths, const std::string& id, const ExecOptions& o, Io& io) {
     if (auto r = check_id(id); !r) return fail(r.error());
     if (o.argv.empty()) return fail(make_error("usage", "no command given (dsec-run exec ID -- CMD...)"));
-    auto state = load(paths, id);
-    if (!state) return fail(state.error());
-    if (state->lifecycle != Lifecycle::running)
-        return fail(make_error("not_running", "sandbox \"" + id + "\" is " + std::string(lifecycle_name(state->lifecycle)), id));
-    auto prepared = prepare(*state, o);
+    // The state is read here once; nothing on this path writes it.
+    auto opened = open_sandbox(paths, id, Need::running);
+    if (!opened) return fail(opened.error());
+    const State& state = opened->state;
+    auto prepared = prepare(state, o);
     if (!prepared) return fail(prepared.error());
     auto confinement = confinement_for(paths, id, prepared->security, prepared->user.uid, prepared->user.gid);
     if (!confinement) return fail(confinement.error());
     prepared->confinement = std::move(*confinement);
-    apply_cpu_class(cpu_class_of(state->extra), *prepared->confinement);
+    apply_cpu_class(cpu_class_of(state.extra), *prepared->confinement);
     // Held until the command ends: the sandbox is in use (not idle) meanwhile.
     auto in_use = begin_use(paths, id);
     if (!in_use) return fail(in_use.error());
 
-    auto layout = cgroup::detect();
-    if (!layout) return fail(layout.error());
-    cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
-    ns::JoinSpec spec{state->pid, state->pid_start, cg.procs_files(), 0,
-                      prepared->security.userns, {}};
+    ns::JoinSpec spec = opened->join(0, prepared->security.userns);
     int p[2];
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
     Fd err_r(p[0]), err_w(p[1]);
@@ -231,7 +228,7 @@ Result<Started> start(const Paths& paths, const std::string& id, const ExecOptio
             return fail(make_error("not_running", "sandbox \"" + id + "\" has no live init (destroy it)", id));
         return fail(child.error());
     }
-    return Started{std::move(*child), std::move(err_r), std::move(*in_use), std::move(cg), prepared->workdir,
+    return Started{std::move(*child), std::move(err_r), std::move(*in_use), std::move(opened->cg), prepared->workdir,
                    std::to_string(prepared->user.uid) + ":" + std::to_string(prepared->user.gid)};
 }
 

@@ -13,6 +13,7 @@
 #include "dsec/guard/hosts.h"
 #include "dsec/mount/usage.h"
 #include "dsec/sandbox/egress_names.h"
+#include "dsec/sandbox/open.h"
 #include "dsec/sys/fs.h"
 
 namespace dsec::sandbox {
@@ -118,10 +119,9 @@ Result<bool> drop_unused_egress(const Paths& paths, bool dry_run) {
 }
 
 Result<EgressChange> change_egress(const Paths& paths, const std::string& id, const guard::NetworkRules& rules) {
-    auto state = load(paths, id);
-    if (!state) return fail(state.error());
-    if (state->lifecycle != Lifecycle::running || !init_alive(*state))
-        return fail(make_error("not_running", "sandbox \"" + id + "\" is not running", id));
+    auto opened = open_sandbox(paths, id, Need::running_init);
+    if (!opened) return fail(opened.error());
+    State* state = &opened->state;
     EgressChange change;
     int pid = state->pid;
     json& fields = state->extra;
@@ -129,9 +129,7 @@ Result<EgressChange> change_egress(const Paths& paths, const std::string& id, co
         auto sec = security_from_state(fields);
         if (!sec) return fail(sec.error());
         if (auto r = check_egress_security(*sec); !r) return fail(r.error());
-        auto cg = cgroup_of(paths, id);
-        if (!cg) return fail(cg.error());
-        auto made = start_egress(paths, id, pid, cg->unified_dir(), rules);
+        auto made = start_egress(paths, id, pid, opened->cg.unified_dir(), rules);
         if (!made) return fail(made.error());
         fields["egress"] = *made;
         change.started = true;

@@ -11,6 +11,7 @@
 #include "dsec/mount/usage.h"
 #include "dsec/sandbox/limits.h"
 #include "dsec/sandbox/network.h"
+#include "dsec/sandbox/open.h"
 #include "dsec/sandbox/sandbox.h"
 #include "dsec/guard/files.h"
 #include "dsec/sandbox/policy.h"
@@ -58,11 +59,10 @@ Result<Reset> reset(const sandbox::Paths& paths, const std::string& id) {
     if (auto r = check_id(id); !r) return fail(r.error());
     auto held = lock(paths, id);
     if (!held) return fail(held.error());
-    auto state = load(paths, id);
-    if (!state) return fail(state.error());
-    if (state->lifecycle != Lifecycle::running)
-        return fail(make_error("not_running", "sandbox \"" + id + "\" is not running (state " +
-                                                  std::string(lifecycle_name(state->lifecycle)) + ")", id));
+    auto opened = open_sandbox(paths, id, Need::running);
+    if (!opened) return fail(opened.error());
+    State* state = &opened->state;
+    const cgroup::Cgroup* cg = &opened->cg;
     const json& fields = state->extra;
     auto rootfs = mount::Rootfs::from_record(fields.value("rootfs", nlohmann::json::object()));
     if (!rootfs) return fail(rootfs.error());
@@ -71,8 +71,6 @@ Result<Reset> reset(const sandbox::Paths& paths, const std::string& id) {
     auto recorded = policy_of_state(fields);
     if (!recorded) return fail(recorded.error());
     std::shared_ptr<const guard::Policy> policy = *recorded;
-    auto cg = cgroup_of(paths, id);
-    if (!cg) return fail(cg.error());
     (void)thaw_abandoned(paths, *state, *cg);
     StartSpec spec;
     spec.id = id;

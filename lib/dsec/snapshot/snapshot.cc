@@ -13,6 +13,7 @@
 #include "dsec/ns/spawn.h"
 #include "dsec/sandbox/limits.h"
 #include "dsec/sandbox/log.h"
+#include "dsec/sandbox/open.h"
 #include "dsec/snapshot/freeze.h"
 #include "dsec/snapshot/scrub.h"
 #include "dsec/sys/fd.h"
@@ -115,15 +116,12 @@ Result<Snapshot> take(const sandbox::Paths& paths, const layer::Store& store, co
 
     auto held = sandbox::lock(paths, id);
     if (!held) return fail(held.error());
-    auto state = sandbox::load(paths, id);
-    if (!state) return fail(state.error());
-    if (state->lifecycle != sandbox::Lifecycle::running || !sandbox::init_alive(*state))
-        return fail(make_error("not_running", "sandbox \"" + id + "\" is not running (state " +
-                                                  std::string(sandbox::lifecycle_name(state->lifecycle)) + ")", id));
+    auto opened = sandbox::open_sandbox(paths, id, sandbox::Need::running_init);
+    if (!opened) return fail(opened.error());
+    sandbox::State* state = &opened->state;
+    const cgroup::Cgroup* cg = &opened->cg;
     auto parents = parents_of(state->to_record());
     if (!parents) return fail(parents.error());
-    auto cg = sandbox::cgroup_of(paths, id);
-    if (!cg) return fail(cg.error());
     if (auto r = thaw_abandoned(paths, *state, *cg); !r) return fail(r.error());
     auto source = open_upper(*state);
     if (!source) return fail(source.error());
