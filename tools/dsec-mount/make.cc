@@ -66,7 +66,7 @@ Result<int> assemble_at(const Context& ctx, const Opts& o, Input in) {
         auto made = o.read_only ? mount::mount_stack(ctx.paths, in.layers, o.verify)
                                 : mount::make_rootfs(ctx.paths, in.layers, o.id, o.verify);
         if (!made) return fail(made.error());
-        if (made->id.empty()) made->id = o.id.empty() ? mount::new_id() : o.id;
+        if (made->id.empty()) made->id = o.id.empty() ? random_hex(kRootfsIdBytes) : o.id;
         in.rootfs.push_back(std::move(*made));
     }
     auto& rootfs = in.rootfs.front();

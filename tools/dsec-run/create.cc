@@ -175,7 +175,7 @@ void add_create(CLI::App& app, Context& ctx) {
             if (!options) return fail(options.error());
             auto paths = ctx.sandbox_paths();
             if (!o->args.layers.empty()) {
-                std::string id = options->id.empty() ? sandbox::random_id() : options->id;
+                std::string id = options->id.empty() ? random_hex(kSandboxIdBytes) : options->id;
                 auto rootfs = rootfs_from_layers(ctx, o->args.layers, id, o->args.verify);
                 if (!rootfs) return fail(rootfs.error());
                 auto rec = sandbox::create(paths, *rootfs, *options);

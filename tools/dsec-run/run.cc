@@ -28,7 +28,7 @@ void add_run(CLI::App& app, Context& ctx) {
             auto eopts = o->exec.to_options(ctx.command);
             if (!eopts) return fail(eopts.error());
             auto paths = ctx.sandbox_paths();
-            std::string id = copts->id.empty() ? sandbox::random_id() : copts->id;
+            std::string id = copts->id.empty() ? random_hex(kSandboxIdBytes) : copts->id;
             copts->id = id;
             // Nothing of a one-shot sandbox outlives it, so its upper is a tmpfs: no directories
             // made and removed on the host's disk (each removal a discard where the disk

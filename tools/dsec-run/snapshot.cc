@@ -74,7 +74,7 @@ void add_fork(CLI::App& app, Context& ctx) {
             layers.push_back(snap->layer.digest);
             // One create per fork over those layers.
             size_t failed = for_each_parallel(o->count, o->parallel, [&](size_t) -> Status {
-                std::string id = sandbox::random_id();
+                std::string id = random_hex(kSandboxIdBytes);
                 auto rootfs = rootfs_from_layers(ctx, layers, id, false);
                 if (!rootfs) return fail(rootfs.error());
                 auto rec = sandbox::create(paths, *rootfs, *options);

@@ -44,7 +44,7 @@ Result<Rootfs> mount_stack(const Paths& paths, const std::vector<layer::Layer>& 
 
 Result<Rootfs> make_rootfs(const Paths& paths, const std::vector<layer::Layer>& base_first, std::string id,
                            bool verify) {
-    if (id.empty()) id = new_id();
+    if (id.empty()) id = random_hex(kRootfsIdBytes);
     if (auto r = check_id(id); !r) return fail(r.error());
     auto rootfs = mount_stack(paths, base_first, verify);
     if (!rootfs) return fail(rootfs.error());

@@ -111,7 +111,7 @@ Result<State> build(const Paths& paths, const mount::Rootfs& rootfs, const Creat
 }  // namespace
 
 Result<json> create(const Paths& paths, const mount::Rootfs& rootfs, const CreateOptions& o) {
-    std::string id = !o.id.empty() ? o.id : !rootfs.id.empty() ? rootfs.id : random_id();
+    std::string id = !o.id.empty() ? o.id : !rootfs.id.empty() ? rootfs.id : random_hex(kSandboxIdBytes);
     if (auto r = check_id(id); !r) return fail(r.error());
     if (auto r = fs::mkdir_p(paths.sandboxes(), 0700); !r) return fail(r.error());
     // mkdir is the claim on the id: a second create of the same id fails here.

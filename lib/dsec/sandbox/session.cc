@@ -102,7 +102,7 @@ Result<json> open_session(const Paths& paths, const std::string& id, const Sessi
     if (auto r = check_id(id); !r) return fail(r.error());
     if (!fs::exists(paths.state_dir(id)))
         return fail(make_error("not_found", "no sandbox \"" + id + "\" (unknown or destroyed)", id));
-    SessionRef ref{id, random_id().substr(0, 8)};
+    SessionRef ref{id, random_hex(4)};
     std::string dir = session_files::dir(paths, ref);
     if (auto r = fs::mkdir_p(session_files::all_dir(paths, id), 0700); !r) return fail(r.error());
     if (::mkdir(dir.c_str(), 0700) < 0) return fail(sys_error("mkdir", dir));
