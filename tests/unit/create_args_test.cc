@@ -10,7 +10,7 @@ using namespace dsec;
 namespace {
 bool refused_as_usage(const sandbox::CreateArgs& a) {
     auto o = a.to_options();
-    return !o && o.error().code == "usage";
+    return !o && o.error().code == Code::usage;
 }
 }  // namespace
 
@@ -44,7 +44,7 @@ TEST_CASE("CreateArgs: values are parsed into the options") {
     a.ulimits = {"nofile=1024:4096", "core=0"};
     a.cap_drop = {"ALL"};
     auto o = a.to_options();
-    if (!o && o.error().code == "not_found") return;  // no dsec-init beside the test binary
+    if (!o && o.error().code == Code::not_found) return;  // no dsec-init beside the test binary
     REQUIRE(o);
     CHECK(o->limits.memory == 512ull << 20);
     CHECK(o->limits.pids == 0);

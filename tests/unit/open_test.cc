@@ -32,16 +32,16 @@ TEST_CASE("open_sandbox: bad ids, unknown sandboxes and the wrong lifecycle are 
 
     auto bad = sandbox::open_sandbox(paths, "../x", Need::any);
     REQUIRE_FALSE(bad);
-    CHECK(bad.error().code == "bad_input");
+    CHECK(bad.error().code == Code::bad_input);
 
     auto unknown = sandbox::open_sandbox(paths, "nobody", Need::any);
     REQUIRE_FALSE(unknown);
-    CHECK(unknown.error().code == "not_found");
+    CHECK(unknown.error().code == Code::not_found);
 
     put(paths, sandbox::State{.id = "young", .lifecycle = Lifecycle::creating});
     auto creating = sandbox::open_sandbox(paths, "young", Need::running);
     REQUIRE_FALSE(creating);
-    CHECK(creating.error().code == "not_running");
+    CHECK(creating.error().code == Code::not_running);
     CHECK(creating.error().message.find("state creating") != std::string::npos);
 
     // Running on paper, but no init: fine for Need::running (the join finds out), not
@@ -49,13 +49,13 @@ TEST_CASE("open_sandbox: bad ids, unknown sandboxes and the wrong lifecycle are 
     put(paths, sandbox::State{.id = "ghost", .lifecycle = Lifecycle::running, .pid = 0});
     auto ghost = sandbox::open_sandbox(paths, "ghost", Need::running_init);
     REQUIRE_FALSE(ghost);
-    CHECK(ghost.error().code == "not_running");
+    CHECK(ghost.error().code == Code::not_running);
 
     REQUIRE(fs::mkdir_p(paths.state_dir("torn"), 0700));
     REQUIRE(fs::atomic_write(paths.state_file("torn"), "{\"id\":"));
     auto torn = sandbox::open_sandbox(paths, "torn", Need::any);
     REQUIRE_FALSE(torn);
-    CHECK(torn.error().code == "bad_input");
+    CHECK(torn.error().code == Code::bad_input);
 }
 
 TEST_CASE("open_sandbox: the cgroup saved at create must be the one this host gives the sandbox") {
@@ -80,5 +80,5 @@ TEST_CASE("open_sandbox: the cgroup saved at create must be the one this host gi
     put(paths, moved);
     auto refused = sandbox::open_sandbox(paths, "box", Need::any);
     REQUIRE_FALSE(refused);
-    CHECK(refused.error().code == "corrupt");
+    CHECK(refused.error().code == Code::corrupt);
 }

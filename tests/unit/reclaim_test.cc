@@ -79,7 +79,7 @@ TEST_CASE("reclaim swap: /proc/swaps lists the device or not") {
 TEST_CASE("cpu class: parsed, recorded, applied") {
     CHECK(sandbox::parse_cpu_class("batch").value() == sandbox::CpuClass::batch);
     CHECK(sandbox::parse_cpu_class("latency").value() == sandbox::CpuClass::latency);
-    CHECK(sandbox::parse_cpu_class("fast").error().code == "usage");
+    CHECK(sandbox::parse_cpu_class("fast").error().code == Code::usage);
     CHECK(sandbox::cpu_class_of(json{{"class", "batch"}}) == sandbox::CpuClass::batch);
     CHECK(sandbox::cpu_class_of(json::object()) == sandbox::CpuClass::latency);  // states made before classes
     CHECK(sandbox::cpu_weight(sandbox::CpuClass::batch) == 1);

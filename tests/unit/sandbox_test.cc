@@ -18,7 +18,7 @@ TEST_CASE("sandbox: sizes") {
     for (const char* bad : {"12X", "", "M", "-1G", "1.2.3M", "0"}) {
         auto r = parse_size(bad);
         REQUIRE_FALSE(r);
-        CHECK(r.error().code == "usage");
+        CHECK(r.error().code == Code::usage);
     }
 }
 

@@ -21,7 +21,7 @@ TEST_CASE("state: every lifecycle round-trips through its name; an unknown one i
     CHECK(sandbox::lifecycle_name(Lifecycle::running) == "running");
     auto odd = sandbox::parse_lifecycle("sleeping");
     REQUIRE_FALSE(odd);
-    CHECK(odd.error().code == "bad_input");
+    CHECK(odd.error().code == Code::bad_input);
 }
 
 TEST_CASE("state: from_record types the core fields and keeps the others, unknown ones included") {
@@ -58,7 +58,7 @@ TEST_CASE("state: a record missing its id or state, or with a bad one, is bad_in
                             json{{"id", "x"}, {"state", "running"}, {"cgroup", {{"mode", "v2"}}}}}) {
         auto s = sandbox::State::from_record(bad);
         REQUIRE_FALSE(s);
-        CHECK(s.error().code == "bad_input");
+        CHECK(s.error().code == Code::bad_input);
     }
     // A state written before the init ran has no cgroup yet.
     auto early = sandbox::State::from_record(json{{"id", "x"}, {"state", "creating"}});
@@ -89,9 +89,9 @@ TEST_CASE("state: an unknown field survives a load and save by this build") {
     REQUIRE(fs::atomic_write(paths.state_file("box"), R"({"id":"box","state":"napping"})"));
     auto odd = sandbox::load(paths, "box");
     REQUIRE_FALSE(odd);
-    CHECK(odd.error().code == "bad_input");
+    CHECK(odd.error().code == Code::bad_input);
     auto gone = sandbox::load(paths, "nothing");
     REQUIRE_FALSE(gone);
-    CHECK(gone.error().code == "not_found");
+    CHECK(gone.error().code == Code::not_found);
     CHECK(fs::remove_tree(tmpl));
 }

@@ -67,12 +67,12 @@ Result<double> create_batch(Sandboxes& boxes, const std::string& layer, size_t n
         json rec = json::parse(line, nullptr, false);
         if (!rec.is_discarded() && rec.value("type", "") == "sandbox" && rec.contains("id")) boxes.add(rec);
     }
-    if (made->status != 0) return fail(make_error("helper_failed", "dsec-run create -P failed: " + bench::last_line(made->err_tail)));
+    if (made->status != 0) return fail(make_error(Code::helper_failed, "dsec-run create -P failed: " + bench::last_line(made->err_tail)));
     return made->ms;
 }
 
 Result<std::string> dsec_ready(Context& ctx, const DsecTools& t) {
-    if (auto why = t.run_missing("create"); !why.empty()) return fail(make_error("not_found", why, "dsec-run"));
+    if (auto why = t.run_missing("create"); !why.empty()) return fail(make_error(Code::not_found, why, "dsec-run"));
     return ensure_layer(ctx);
 }
 

@@ -50,7 +50,7 @@ Status same_besides_network(const json& state, const guard::Policy& policy, cons
     json have = state.contains("guard") && state["guard"].is_object() ? state["guard"] : guard::policy_record({});
     for (const char* part : {"files", "syscalls", "limits"})
         if (want.value(part, json()) != have.value(part, json()))
-            return fail(make_error("unsupported", std::string("policy: ") + part + " differs from the sandbox's; a " +
+            return fail(make_error(Code::unsupported, std::string("policy: ") + part + " differs from the sandbox's; a " +
                                                       "running sandbox takes new network rules only (create a new one)",
                                    path));
     return {};

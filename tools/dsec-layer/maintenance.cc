@@ -67,7 +67,7 @@ static void add_rm(CLI::App& app, Context& ctx) {
                     rec["names_left"] = r->names_left;
                 } else {
                     if (in_use)
-                        return fail(make_error("busy", "layer " + ref + " is used by " + std::to_string(in_use) +
+                        return fail(make_error(Code::busy, "layer " + ref + " is used by " + std::to_string(in_use) +
                                                            " live sandbox(es); destroy them first"));
                     if (auto r = store.remove(*l); !r) return fail(r.error());
                     rec["layer_removed"] = true;

@@ -31,8 +31,8 @@ Result<mount::MountedLayer> pick(const layer::Store& store, const std::vector<mo
         if (auto l = store.resolve(ref); l)
             for (auto& m : mounted)
                 if (m.digest == l->digest) hits.push_back(&m);
-    if (hits.size() > 1) return fail(make_error("ambiguous", "\"" + ref + "\" matches more than one mounted layer"));
-    if (hits.empty()) return fail(make_error("not_found", "no mounted layer \"" + ref + "\""));
+    if (hits.size() > 1) return fail(make_error(Code::ambiguous, "\"" + ref + "\" matches more than one mounted layer"));
+    if (hits.empty()) return fail(make_error(Code::not_found, "no mounted layer \"" + ref + "\""));
     return *hits.front();
 }
 
@@ -77,7 +77,7 @@ void add_query(CLI::App& app, Context& ctx) {
                     cli::report(m.error());
                     status = cli::kExitFailed;
                 } else if (size_t n = users_of(*users, m->digest); n > 0) {
-                    cli::report(make_error("busy",
+                    cli::report(make_error(Code::busy,
                                            "layer " + m->digest + " is used by " + std::to_string(n) +
                                                " live sandbox(es): destroy them first",
                                            m->path));

@@ -78,12 +78,12 @@ void add_create(CLI::App& app, Context& ctx) {
             auto records = read_records();
             if (!records) return fail(records.error());
             if (!options->id.empty() && records->size() > 1)
-                return fail(make_error("usage", "--id names one sandbox, but stdin has " +
+                return fail(make_error(Code::usage, "--id names one sandbox, but stdin has " +
                                                     std::to_string(records->size()) + " rootfs records"));
             size_t failed = for_each_parallel(records->size(), o->parallel, [&](size_t i) -> Status {
                 const json& r = (*records)[i];
                 if (jsonl::type_of(r) != "rootfs")
-                    return fail(make_error("bad_input", "expected a rootfs record, got type \"" + jsonl::type_of(r) +
+                    return fail(make_error(Code::bad_input, "expected a rootfs record, got type \"" + jsonl::type_of(r) +
                                                             "\" (pipe dsec-mount's output)"));
                 auto rootfs = mount::Rootfs::from_record(r);
                 if (!rootfs) return fail(std::move(rootfs.error()).about(r.value("id", "")));

@@ -129,7 +129,7 @@ void add_query(CLI::App& app, Context& ctx) {
                 if (auto r = sandbox::check_id(id); !r) return fail(r.error());
                 auto live = sandbox::live_record(paths, id, true);
                 if (!live) {
-                    cli::report(make_error("not_found", "no sandbox \"" + id + "\" (unknown or destroyed)", id).about(id));
+                    cli::report(make_error(Code::not_found, "no sandbox \"" + id + "\" (unknown or destroyed)", id).about(id));
                     rc = cli::kExitFailed;
                     continue;
                 }

@@ -22,7 +22,7 @@ void add_run(CLI::App& app, Context& ctx) {
                   "keep the writable upper on local disk as create does (default: in memory, at most --disk)");
     cmd->callback([&ctx, o] {
         ctx.action = [&ctx, o]() -> Result<int> {
-            if (o->create.layers.empty()) return fail(make_error("usage", "run needs --layers"));
+            if (o->create.layers.empty()) return fail(make_error(Code::usage, "run needs --layers"));
             auto copts = o->create.to_options();
             if (!copts) return fail(copts.error());
             auto eopts = o->exec.to_options(ctx.command);

@@ -52,7 +52,7 @@ Result<Pool> pool_from_env() {
     unsigned long prefix = slash == std::string::npos ? 0 : std::strtoul(text.c_str() + slash + 1, &end, 10);
     if (slash == std::string::npos || ::inet_pton(AF_INET, text.substr(0, slash).c_str(), &a) != 1 || !end || *end ||
         prefix < 8 || prefix > 28 || (ntohl(a.s_addr) & ((1u << (32 - prefix)) - 1)) != 0)
-        return fail(make_error("usage", "DSEC_NET_POOL must be an IPv4 network A.B.C.D/LEN with LEN 8-28 and no host "
+        return fail(make_error(Code::usage, "DSEC_NET_POOL must be an IPv4 network A.B.C.D/LEN with LEN 8-28 and no host "
                                         "bits, got \"" + text + "\""));
     pool.first = ntohl(a.s_addr);
     pool.prefix = unsigned(prefix);
@@ -83,7 +83,7 @@ Result<Link> make_link(const Pool& pool, int init_pid) {
         if (auto made = host->add_veth(l.host_if, "eth0", netns.get()); !made) {
             // Taken between the check and the add by a create beside this one (an eth0
             // already in the sandbox is EEXIST too, but leaves the host name free).
-            if (made.error().code == "exists" && link_exists(l.host_if)) continue;
+            if (made.error().code == Code::exists && link_exists(l.host_if)) continue;
             return fail(std::move(made.error()).context("making " + l.host_if));
         }
         if (auto r = configure(*host, *inside, l, pool.first + slot * 4); !r) {
@@ -92,7 +92,7 @@ Result<Link> make_link(const Pool& pool, int init_pid) {
         }
         return l;
     }
-    return fail(make_error("exhausted", "every one of the " + std::to_string(pool.slots()) +
+    return fail(make_error(Code::exhausted, "every one of the " + std::to_string(pool.slots()) +
                                             " sandbox network slots is in use (DSEC_NET_POOL)"));
 }
 
@@ -102,7 +102,7 @@ Status remove_link(const std::string& host_if) {
     if (!host) return fail(host.error());
     // Deleting one end deletes the pair; one already gone (with its sandbox's network
     // namespace) is fine.
-    if (auto r = host->delete_link(host_if); !r && r.error().code != "not_found") return r;
+    if (auto r = host->delete_link(host_if); !r && r.error().code != Code::not_found) return r;
     return {};
 }
 

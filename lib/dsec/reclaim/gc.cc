@@ -83,13 +83,13 @@ Status sandboxes(Pass& p) {
         auto held = fs::try_lock(p.paths.state_dir(id) + "/lock");
         if (!held) {
             // busy: a create, destroy or gc at work; ENOENT: destroyed meanwhile.
-            if (held.error().code != "busy" && held.error().err != ENOENT) p.report.problem(held.error());
+            if (held.error().code != Code::busy && held.error().err != ENOENT) p.report.problem(held.error());
             continue;
         }
         auto state = sandbox::load(p.paths, id);
         std::optional<sandbox::Lifecycle> st;
         if (state) st = state->lifecycle;
-        bool unparsable = !state && state.error().code == "bad_input";
+        bool unparsable = !state && state.error().code == Code::bad_input;
         Verdict v = judge(st, unparsable, state && sandbox::init_alive(*state), age_s(p.paths.state_dir(id), p.now),
                           p.o.grace_s);
         // destroy() takes the lock itself (a second flock in one process would wait on this one).

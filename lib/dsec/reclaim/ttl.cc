@@ -43,7 +43,7 @@ Status enforce_ttl(const dsec::Paths& p, bool dry_run, const Report& report) {
         if (limit_s(fields, "ttl") <= 0 && limit_s(fields, "idle_ttl") <= 0) continue;
         // Held through the destroy: no exec starts in a sandbox judged idle.
         auto claim = sandbox::try_claim_idle(paths, id);
-        bool busy = !claim && claim.error().code == "busy";
+        bool busy = !claim && claim.error().code == Code::busy;
         if (!claim && !busy) continue;  // destroyed meanwhile
         int64_t now = sandbox::now_unix(), last = sandbox::last_use_unix(paths, id);
         Expiry why = due(fields, now, last, busy);

@@ -23,14 +23,14 @@ Use::~Use() {
 
 Result<Use> begin_use(const Paths& paths, const std::string& id) {
     if (!fs::exists(paths.state_dir(id)))
-        return fail(make_error("not_found", "no sandbox \"" + id + "\" (unknown or destroyed)", id));
+        return fail(make_error(Code::not_found, "no sandbox \"" + id + "\" (unknown or destroyed)", id));
     std::string file = activity_file(paths, id);
     auto held = fs::lock(file, fs::LockMode::shared);
     if (!held) return fail(held.error());
     // The mtime is the record of the last use: nothing is written, nothing is synced.
     if (::utimensat(AT_FDCWD, file.c_str(), nullptr, 0) < 0) {
         // Destroyed (by ttl, say) while we waited for the lock.
-        if (errno == ENOENT) return fail(make_error("not_found", "no sandbox \"" + id + "\" (destroyed)", id));
+        if (errno == ENOENT) return fail(make_error(Code::not_found, "no sandbox \"" + id + "\" (destroyed)", id));
         return fail(sys_error("utimensat", file));
     }
     auto found = cgroup_of(paths, id);
@@ -55,7 +55,7 @@ Result<Use> begin_use(const Paths& paths, const std::string& id) {
 
 Result<fs::Lock> try_claim_idle(const Paths& paths, const std::string& id) {
     if (!fs::exists(paths.state_dir(id)))
-        return fail(make_error("not_found", "no sandbox \"" + id + "\" (unknown or destroyed)", id));
+        return fail(make_error(Code::not_found, "no sandbox \"" + id + "\" (unknown or destroyed)", id));
     std::string file = activity_file(paths, id);
     // Made here if no exec ever ran: its mtime is then set to 0 ("never used") under the
     // lock, so that making it does not count as a use. An exec waits for the lock before

@@ -83,7 +83,7 @@ Report parse_report(const std::string& text, int status, const std::string& id) 
     if (rec.is_discarded() || !rec.is_object() || !rec.value("ok", nlohmann::json()).is_boolean()) {
         std::string how = WIFSIGNALED(status) ? "was killed by signal " + std::to_string(WTERMSIG(status))
                                               : "exited with status " + std::to_string(WEXITSTATUS(status));
-        return {fail(make_error("copy_failed", "the copy's child inside the sandbox " + how + " without a report", id)),
+        return {fail(make_error(Code::copy_failed, "the copy's child inside the sandbox " + how + " without a report", id)),
                 false};
     }
     if (!rec["ok"].get<bool>()) return {fail(Error::from_fields(rec.value("error", nlohmann::json()))), true};

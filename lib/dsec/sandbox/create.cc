@@ -23,9 +23,9 @@ Status check_mounted(const mount::Rootfs& rootfs) {
     for (auto& dir : rootfs.lowerdirs) {
         struct stat st, parent;
         if (::stat(dir.c_str(), &st) < 0 || ::stat((dir + "/..").c_str(), &parent) < 0 || st.st_dev == parent.st_dev)
-            return fail(make_error("not_mounted", "layer is not mounted (run dsec-mount first)", dir));
+            return fail(make_error(Code::not_mounted, "layer is not mounted (run dsec-mount first)", dir));
     }
-    if (rootfs.lowerdirs.empty()) return fail(make_error("bad_input", "rootfs has no layers", rootfs.id));
+    if (rootfs.lowerdirs.empty()) return fail(make_error(Code::bad_input, "rootfs has no layers", rootfs.id));
     return {};
 }
 
@@ -116,7 +116,7 @@ Result<json> create(const Paths& paths, const mount::Rootfs& rootfs, const Creat
     if (auto r = fs::mkdir_p(paths.sandboxes(), 0700); !r) return fail(r.error());
     // mkdir is the claim on the id: a second create of the same id fails here.
     if (::mkdir(paths.state_dir(id).c_str(), 0700) < 0) {
-        if (errno == EEXIST) return fail(make_error("exists", "sandbox \"" + id + "\" already exists", id));
+        if (errno == EEXIST) return fail(make_error(Code::exists, "sandbox \"" + id + "\" already exists", id));
         return fail(sys_error("mkdir", paths.state_dir(id)));
     }
     auto held = lock(paths, id);

@@ -16,7 +16,7 @@ namespace {
 Status apply_ulimit(const std::string& text, ns::Rlimits& r) {
     auto eq = text.find('=');
     std::string name = text.substr(0, eq);
-    if (eq == std::string::npos) return fail(make_error("usage", "--ulimit \"" + text + "\" is not NAME=SOFT[:HARD]"));
+    if (eq == std::string::npos) return fail(make_error(Code::usage, "--ulimit \"" + text + "\" is not NAME=SOFT[:HARD]"));
     std::string value = text.substr(eq + 1);
     auto colon = value.find(':');
     auto parse = [&](const std::string& v) -> Result<uint64_t> {
@@ -27,7 +27,7 @@ Status apply_ulimit(const std::string& text, ns::Rlimits& r) {
     if (!soft) return fail(soft.error());
     auto hard = colon == std::string::npos ? soft : parse(value.substr(colon + 1));
     if (!hard) return fail(hard.error());
-    if (*soft > *hard) return fail(make_error("usage", "--ulimit " + text + ": soft limit above hard limit"));
+    if (*soft > *hard) return fail(make_error(Code::usage, "--ulimit " + text + ": soft limit above hard limit"));
     if (name == "nofile") {
         r.nofile_soft = *soft;
         r.nofile_hard = *hard;
@@ -36,7 +36,7 @@ Status apply_ulimit(const std::string& text, ns::Rlimits& r) {
     } else if (name == "fsize" && *soft == *hard) {
         r.fsize = *soft;
     } else {
-        return fail(make_error("usage", "--ulimit takes nofile=SOFT[:HARD], core=N or fsize=SIZE, got \"" + text + "\""));
+        return fail(make_error(Code::usage, "--ulimit takes nofile=SOFT[:HARD], core=N or fsize=SIZE, got \"" + text + "\""));
     }
     return {};
 }
@@ -47,8 +47,8 @@ Result<CreateOptions> CreateArgs::to_options() const {
     o.id = id;
     o.hostname = hostname;
     if (!id.empty())
-        if (auto r = check_id(id); !r) return fail(make_error("usage", r.error().message));
-    if (hostname.size() > 63) return fail(make_error("usage", "--hostname is longer than 63 characters"));
+        if (auto r = check_id(id); !r) return fail(make_error(Code::usage, r.error().message));
+    if (hostname.size() > 63) return fail(make_error(Code::usage, "--hostname is longer than 63 characters"));
     auto size = [](const std::string& s, uint64_t& out) -> Status {
         if (s.empty()) return {};
         auto v = parse_size(s);
@@ -79,7 +79,7 @@ Result<CreateOptions> CreateArgs::to_options() const {
     for (auto& u : ulimits)
         if (auto r = apply_ulimit(u, o.security.rlimits); !r) return fail(r.error());
     if (seccomp != "default" && seccomp != "unconfined") {
-        if (!fs::exists(seccomp)) return fail(make_error("usage", "--seccomp profile not found", seccomp));
+        if (!fs::exists(seccomp)) return fail(make_error(Code::usage, "--seccomp profile not found", seccomp));
         char* abs = ::realpath(seccomp.c_str(), nullptr);
         o.security.seccomp = abs ? abs : seccomp;
         std::free(abs);
@@ -100,14 +100,14 @@ Result<CreateOptions> CreateArgs::to_options() const {
     if (!user.empty())
         if (auto u = parse::check_user(user); !u) return fail(u.error());
     o.user = user;
-    if (!workdir.empty() && workdir[0] != '/') return fail(make_error("usage", "--workdir must be an absolute path"));
+    if (!workdir.empty() && workdir[0] != '/') return fail(make_error(Code::usage, "--workdir must be an absolute path"));
     o.workdir = workdir;
     o.network = network;
     auto parsed = parse::parse_labels(labels);
     if (!parsed) return fail(parsed.error());
     o.labels = std::move(*parsed);
     if (!policy.empty()) {
-        if (!fs::exists(policy)) return fail(make_error("usage", "--policy file not found", policy));
+        if (!fs::exists(policy)) return fail(make_error(Code::usage, "--policy file not found", policy));
         if (auto r = use_policy(policy, o); !r) return fail(r.error());
     }
     auto init = find_init();

@@ -40,7 +40,7 @@ Result<json> destroy(const Paths& paths, const std::string& id, Missing missing,
     cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
     if (!anything_left(paths, id, cg)) {
         if (missing == Missing::error)
-            return fail(make_error("not_found", "no sandbox \"" + id + "\" (unknown or destroyed)", id));
+            return fail(make_error(Code::not_found, "no sandbox \"" + id + "\" (unknown or destroyed)", id));
         return json{{"type", "sandbox"}, {"v", 1}, {"id", id}, {"state", "absent"}};
     }
     fs::Lock held;

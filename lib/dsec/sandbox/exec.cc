@@ -201,7 +201,7 @@ std::string Started::failure_note(const std::string& command) {
 
 Result<Started> start(const Paths& paths, const std::string& id, const ExecOptions& o, Io& io) {
     if (auto r = check_id(id); !r) return fail(r.error());
-    if (o.argv.empty()) return fail(make_error("usage", "no command given (dsec-run exec ID -- CMD...)"));
+    if (o.argv.empty()) return fail(make_error(Code::usage, "no command given (dsec-run exec ID -- CMD...)"));
     // The state is read here once; nothing on this path writes it.
     auto opened = open_sandbox(paths, id, Need::running);
     if (!opened) return fail(opened.error());
@@ -224,8 +224,8 @@ Result<Started> start(const Paths& paths, const std::string& id, const ExecOptio
     spec.body_execs = true;
     auto child = ns::spawn_inside(spec, [&] { child_main(*prepared, io, err_w.get()); });
     if (!child) {
-        if (child.error().code == "not_running")
-            return fail(make_error("not_running", "sandbox \"" + id + "\" has no live init (destroy it)", id));
+        if (child.error().code == Code::not_running)
+            return fail(make_error(Code::not_running, "sandbox \"" + id + "\" has no live init (destroy it)", id));
         return fail(child.error());
     }
     return Started{std::move(*child), std::move(err_r), std::move(*in_use), std::move(opened->cg), prepared->workdir,

@@ -9,7 +9,7 @@ std::optional<State> listed_state(const Paths& paths, const std::string& id) {
     if (state) return *state;
     // A missing state file is a create or destroy at work (a state file is only ever
     // renamed into place whole, or removed), never a broken sandbox.
-    if (state.error().code == "not_found") {
+    if (state.error().code == Code::not_found) {
         if (!fs::exists(paths.state_dir(id))) return std::nullopt;
         return State{.id = id, .lifecycle = Lifecycle::creating};
     }

@@ -20,11 +20,11 @@ namespace dsec::sandbox {
 
 Status check_egress_security(const Security& sec) {
     if (!sec.userns)
-        return fail(make_error("bad_input", "policy: network.allow: egress rules need the sandbox's own user namespace "
+        return fail(make_error(Code::bad_input, "policy: network.allow: egress rules need the sandbox's own user namespace "
                                             "(not --userns=host)"));
     for (auto [cap, name] : {std::pair{CAP_NET_RAW, "NET_RAW"}, std::pair{CAP_NET_ADMIN, "NET_ADMIN"}})
         if (sec.caps & (uint64_t(1) << cap))
-            return fail(make_error("bad_input", std::string("policy: network.allow: egress rules cannot hold with ") +
+            return fail(make_error(Code::bad_input, std::string("policy: network.allow: egress rules cannot hold with ") +
                                                     name + " kept (--cap-add): packet sockets and tunnels go around "
                                                     "them"));
     return {};
@@ -33,7 +33,7 @@ Status check_egress_security(const Security& sec) {
 Result<json> start_egress(const Paths& paths, const std::string& id, int init_pid, const std::string& unified_cgroup,
                           const guard::NetworkRules& rules) {
     if (unified_cgroup.empty())
-        return fail(make_error("unsupported", "network egress needs the unified cgroup tree (cgroup2), which this host "
+        return fail(make_error(Code::unsupported, "network egress needs the unified cgroup tree (cgroup2), which this host "
                                               "has not mounted"));
     auto pool = net::pool_from_env();
     if (!pool) return fail(pool.error());
@@ -165,7 +165,7 @@ Result<std::vector<json>> egress_events(const Paths& paths, const std::string& i
     if (!fs::exists(net::pin_dir(paths.run, id))) return out;
     auto denials = net::read_denials(paths.run, id);
     if (!denials) {
-        if (denials.error().code == "not_found") return out;  // destroyed meanwhile
+        if (denials.error().code == Code::not_found) return out;  // destroyed meanwhile
         return fail(denials.error());
     }
     static const char* const kOps[] = {"?", "connect", "send", "socket"};

@@ -17,12 +17,12 @@ Result<Opened> open_sandbox(const Paths& paths, const std::string& id, Need need
     bool running = state->lifecycle == Lifecycle::running;
     if (need != Need::any && (!running || (need == Need::running_init && !init_alive(*state)))) {
         std::string was(running ? "its init is gone" : "state " + std::string(lifecycle_name(state->lifecycle)));
-        return fail(make_error("not_running", "sandbox \"" + id + "\" is not running (" + was + ")", id));
+        return fail(make_error(Code::not_running, "sandbox \"" + id + "\" is not running (" + was + ")", id));
     }
     auto cg = cgroup_of(paths, id);
     if (!cg) return fail(cg.error());
     if (state->cgroup && !same_cgroup(*state->cgroup, *cg))
-        return fail(make_error("corrupt",
+        return fail(make_error(Code::corrupt,
                                "sandbox \"" + id + "\" was created in cgroup " +
                                    (state->cgroup->dirs.empty() ? std::string("(none)") : state->cgroup->dirs.front()) +
                                    " (" + state->cgroup->mode + "), which this host's cgroup layout no longer gives it",

@@ -31,7 +31,7 @@ Status use_policy(const std::string& path, CreateOptions& o) {
     auto policy = guard::load_policy(path);
     if (!policy) return fail(policy.error());
     if (!policy->syscalls.empty() && o.security.seccomp == "unconfined")
-        return fail(make_error("bad_input", "policy: syscalls: changes a seccomp profile, and --seccomp is unconfined",
+        return fail(make_error(Code::bad_input, "policy: syscalls: changes a seccomp profile, and --seccomp is unconfined",
                                path));
     char* abs = ::realpath(path.c_str(), nullptr);
     o.policy = abs ? abs : path;
@@ -61,7 +61,7 @@ Result<std::shared_ptr<const guard::Policy>> policy_of_state(const nlohmann::jso
         p->digest = g.value("digest", "");
         return std::shared_ptr<const guard::Policy>(std::move(p));
     } catch (const nlohmann::json::exception& e) {
-        return fail(make_error("bad_input", std::string("the sandbox's recorded policy is malformed: ") + e.what(),
+        return fail(make_error(Code::bad_input, std::string("the sandbox's recorded policy is malformed: ") + e.what(),
                                state.value("id", "")));
     }
 }

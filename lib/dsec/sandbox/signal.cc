@@ -29,7 +29,7 @@ Result<int> parse_signal(const std::string& text) {
             if (abbrev && t == abbrev) return s;
         }
     }
-    return fail(make_error("usage", "unknown signal \"" + text + "\" (a name such as TERM or KILL, or a number)"));
+    return fail(make_error(Code::usage, "unknown signal \"" + text + "\" (a name such as TERM or KILL, or a number)"));
 }
 
 namespace {

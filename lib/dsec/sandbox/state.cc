@@ -26,10 +26,10 @@ constexpr std::array<std::string_view, 7> kTyped = {"type", "v", "id", "state", 
 Result<SavedCgroup> cgroup_from_record(const json& j) {
     if (!j.is_object() || !j.contains("mode") || !j["mode"].is_string() || !j.contains("dirs") ||
         !j["dirs"].is_array())
-        return fail(make_error("bad_input", "sandbox state: \"cgroup\" needs \"mode\" and \"dirs\""));
+        return fail(make_error(Code::bad_input, "sandbox state: \"cgroup\" needs \"mode\" and \"dirs\""));
     SavedCgroup cg{j["mode"].get<std::string>(), {}};
     for (auto& d : j["dirs"]) {
-        if (!d.is_string()) return fail(make_error("bad_input", "sandbox state: \"cgroup.dirs\" holds a non-string"));
+        if (!d.is_string()) return fail(make_error(Code::bad_input, "sandbox state: \"cgroup.dirs\" holds a non-string"));
         cg.dirs.push_back(d.get<std::string>());
     }
     return cg;
@@ -47,7 +47,7 @@ std::string_view lifecycle_name(Lifecycle l) {
 Result<Lifecycle> parse_lifecycle(std::string_view name) {
     for (auto& [value, n] : kLifecycles)
         if (n == name) return value;
-    return fail(make_error("bad_input", "sandbox state: unknown state \"" + std::string(name) + "\""));
+    return fail(make_error(Code::bad_input, "sandbox state: unknown state \"" + std::string(name) + "\""));
 }
 
 json State::to_record() const {
@@ -63,19 +63,19 @@ json State::to_record() const {
 }
 
 Result<State> State::from_record(const json& j) {
-    if (!j.is_object()) return fail(make_error("bad_input", "sandbox state is not an object"));
+    if (!j.is_object()) return fail(make_error(Code::bad_input, "sandbox state is not an object"));
     State s;
-    if (!j.contains("id") || !j["id"].is_string()) return fail(make_error("bad_input", "sandbox state: no \"id\""));
+    if (!j.contains("id") || !j["id"].is_string()) return fail(make_error(Code::bad_input, "sandbox state: no \"id\""));
     s.id = j["id"].get<std::string>();
     if (!j.contains("state") || !j["state"].is_string())
-        return fail(make_error("bad_input", "sandbox state: no \"state\"", s.id));
+        return fail(make_error(Code::bad_input, "sandbox state: no \"state\"", s.id));
     auto life = parse_lifecycle(j["state"].get<std::string>());
     if (!life) return fail(std::move(life.error()).context(s.id));
     s.lifecycle = *life;
     if (j.contains("pid") && !j["pid"].is_number_integer())
-        return fail(make_error("bad_input", "sandbox state: \"pid\" is not a number", s.id));
+        return fail(make_error(Code::bad_input, "sandbox state: \"pid\" is not a number", s.id));
     if (j.contains("pid_start") && !j["pid_start"].is_number_integer())
-        return fail(make_error("bad_input", "sandbox state: \"pid_start\" is not a number", s.id));
+        return fail(make_error(Code::bad_input, "sandbox state: \"pid_start\" is not a number", s.id));
     s.pid = j.value("pid", 0);
     s.pid_start = j.value("pid_start", 0ULL);
     if (j.contains("cgroup")) {
@@ -108,12 +108,12 @@ Result<State> load(const Paths& paths, const std::string& id) {
     auto text = fs::read_file(paths.state_file(id));
     if (!text) {
         if (text.error().err == ENOENT)
-            return fail(make_error("not_found", "no sandbox \"" + id + "\" (unknown or destroyed)", id));
+            return fail(make_error(Code::not_found, "no sandbox \"" + id + "\" (unknown or destroyed)", id));
         return fail(text.error());
     }
     auto j = json::parse(*text, nullptr, false);
     if (j.is_discarded() || !j.is_object())
-        return fail(make_error("bad_input", "sandbox state does not parse", paths.state_file(id)));
+        return fail(make_error(Code::bad_input, "sandbox state does not parse", paths.state_file(id)));
     return State::from_record(j);
 }
 
@@ -135,7 +135,7 @@ Result<std::map<std::string, size_t>> layer_users(const Paths& paths) {
 
 Result<fs::Lock> lock(const Paths& paths, const std::string& id) {
     if (!fs::exists(paths.state_dir(id)))
-        return fail(make_error("not_found", "no sandbox \"" + id + "\" (unknown or destroyed)", id));
+        return fail(make_error(Code::not_found, "no sandbox \"" + id + "\" (unknown or destroyed)", id));
     return fs::lock(paths.state_dir(id) + "/lock");
 }
 

@@ -23,7 +23,7 @@ Result<sandbox::CreateOptions> options_like(const nlohmann::json& state) {
             if (state.contains(key) && state[key].is_number()) *out = uint64_t(state[key].get<double>() * 1000);
         o.policy = state.value("policy", "");
     } catch (const nlohmann::json::exception& e) {
-        return fail(make_error("bad_input", std::string("sandbox state field of the wrong type: ") + e.what(),
+        return fail(make_error(Code::bad_input, std::string("sandbox state field of the wrong type: ") + e.what(),
                                state.value("id", "")));
     }
     // The same policy: hidden paths stay hidden in every fork (their files are in the

@@ -145,7 +145,7 @@ Status finish(Reset& r) {
         int n;
         while ((n = ::poll(&p, 1, 5000)) < 0 && errno == EINTR) {
         }
-        if (n == 0) return fail(make_error("busy", "the sandbox's previous init did not die", r.old_upper));
+        if (n == 0) return fail(make_error(Code::busy, "the sandbox's previous init did not die", r.old_upper));
         r.old_init.reset();
     }
     if (r.old_upper.empty()) return {};

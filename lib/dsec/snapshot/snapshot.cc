@@ -50,7 +50,7 @@ Result<Source> open_upper(const sandbox::State& st) {
     if (!s.dir) return fail(sys_error("open upper", path));
     // Opened through the pid: it must still be the sandbox's init.
     if (on_tmpfs && !sandbox::init_alive(st))
-        return fail(make_error("not_running", "the sandbox's init is gone", st.id));
+        return fail(make_error(Code::not_running, "the sandbox's init is gone", st.id));
     return s;
 }
 
@@ -77,7 +77,7 @@ Result<std::vector<std::string>> parents_of(const nlohmann::json& state) {
         state["rootfs"]["layers"].is_array())
         for (auto& l : state["rootfs"]["layers"])
             if (l.is_object() && l.value("digest", "") != "") out.push_back(l.value("digest", ""));
-    if (out.empty()) return fail(make_error("bad_input", "the sandbox's state names no layers", state.value("id", "")));
+    if (out.empty()) return fail(make_error(Code::bad_input, "the sandbox's state names no layers", state.value("id", "")));
     return out;
 }
 
