@@ -106,7 +106,6 @@ Result<copy::Stats> run_copy(const Paths& paths, const std::string& id, Flow flo
     auto opened = open_sandbox(paths, id, Need::any);
     if (!opened) return fail(opened.error());
     const json& fields = opened->state.extra;
-    const cgroup::Cgroup& cg = opened->cg;
     auto in_use = begin_use(paths, id);
     if (!in_use) return fail(in_use.error());
     auto security = security_from_state(fields);
