@@ -64,7 +64,7 @@ TEST_CASE("rootfs records: missing or mistyped fields are bad_input") {
 TEST_CASE("sandbox ids: fresh ones are 16 hex digits and differ") {
     std::set<std::string> seen;
     for (int i = 0; i < 100; i++) {
-        auto id = mount::new_id();
+        auto id = random_hex(kRootfsIdBytes);
         CHECK(id.size() == 16);
         CHECK(id.find_first_not_of("0123456789abcdef") == std::string::npos);
         CHECK(mount::check_id(id));
