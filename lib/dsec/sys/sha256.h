@@ -1,5 +1,5 @@
-// SHA-256, streamed, by OpenSSL's libcrypto (its EVP interface picks the CPU's SHA
-// extensions where there are some). Layers are named by the digest of their image file.
+// SHA-256, streamed, by OpenSSL's libcrypto (its assembly picks the CPU's SHA extensions
+// where there are some). Layers are named by the digest of their image file.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,7 @@
 
 #include "dsec/sys/error.h"
 
-struct evp_md_ctx_st;  // OpenSSL's EVP_MD_CTX, kept out of every includer
+struct SHA256state_st;  // OpenSSL's SHA256_CTX, kept out of every includer
 
 namespace dsec {
 
@@ -28,7 +28,7 @@ public:
     std::string hex();
 
 private:
-    evp_md_ctx_st* ctx_;
+    SHA256state_st* ctx_;
 };
 
 /// The hex SHA-256 of the file at `path`, read in large chunks (bounded memory).
