@@ -3,7 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "dsec/mount/usage.h"
 #include "dsec/sandbox/state.h"
 #include "dsec/sys/fs.h"
 
@@ -93,5 +95,25 @@ TEST_CASE("state: an unknown field survives a load and save by this build") {
     auto gone = sandbox::load(paths, "nothing");
     REQUIRE_FALSE(gone);
     CHECK(gone.error().code == Code::not_found);
+    CHECK(fs::remove_tree(tmpl));
+}
+
+TEST_CASE("state: layer_users counts a live init's layers even in a state this build cannot take whole") {
+    char tmpl[] = "/tmp/dsec-unit-users.XXXXXX";
+    REQUIRE(::mkdtemp(tmpl));
+    dsec::Paths p{.root = std::string(tmpl) + "/root", .run = tmpl, .store = ""};
+    sandbox::Paths paths(p);
+    json layers = {{"layers", {{{"digest", "sha256:aa"}}}}};
+    json live = {{"id", "new"}, {"state", "migrating"}, {"pid", ::getpid()},
+                 {"pid_start", mount::process_start(::getpid())}, {"rootfs", layers}};
+    json dead = {{"id", "old"}, {"state", "running"}, {"pid", 0}, {"rootfs", layers}};
+    for (auto& [id, rec] : {std::pair{"new", live}, std::pair{"old", dead}}) {
+        REQUIRE(fs::mkdir_p(paths.state_dir(id), 0700));
+        REQUIRE(fs::atomic_write(paths.state_file(id), rec.dump()));
+    }
+    auto users = sandbox::layer_users(paths);
+    REQUIRE(users);
+    CHECK(users->size() == 1);
+    CHECK(users->at("sha256:aa") == 1);
     CHECK(fs::remove_tree(tmpl));
 }

@@ -104,7 +104,9 @@ std::vector<std::string> State::layer_digests() const {
     return out;
 }
 
-Result<State> load(const Paths& paths, const std::string& id) {
+namespace {
+// The state file as a JSON object, not yet checked as a state.
+Result<json> read_record(const Paths& paths, const std::string& id) {
     auto text = fs::read_file(paths.state_file(id));
     if (!text) {
         if (text.error().err == ENOENT)
@@ -114,7 +116,14 @@ Result<State> load(const Paths& paths, const std::string& id) {
     auto j = json::parse(*text, nullptr, false);
     if (j.is_discarded() || !j.is_object())
         return fail(make_error(Code::bad_input, "sandbox state does not parse", paths.state_file(id)));
-    return State::from_record(j);
+    return j;
+}
+}  // namespace
+
+Result<State> load(const Paths& paths, const std::string& id) {
+    auto j = read_record(paths, id);
+    if (!j) return fail(j.error());
+    return State::from_record(*j);
 }
 
 Status save(const Paths& paths, const State& state) {
@@ -126,9 +135,16 @@ Result<std::map<std::string, size_t>> layer_users(const Paths& paths) {
     auto ids = fs::list_dir(paths.sandboxes());
     if (!ids) return fail(ids.error());
     for (auto& id : *ids) {
-        auto state = load(paths, id);
-        if (!state || !init_alive(*state)) continue;
-        for (auto& digest : state->layer_digests()) users[digest]++;
+        // Read leniently: a state this build cannot take whole (a lifecycle a newer build
+        // wrote, say) still holds a live init on its layers, which must not go.
+        auto j = read_record(paths, id);
+        if (!j) continue;
+        State st;
+        st.pid = j->value("pid", 0);
+        st.pid_start = j->value("pid_start", 0ULL);
+        if (j->contains("rootfs")) st.extra["rootfs"] = (*j)["rootfs"];
+        if (!init_alive(st)) continue;
+        for (auto& digest : st.layer_digests()) users[digest]++;
     }
     return users;
 }

@@ -90,7 +90,8 @@ Result<State> load(const Paths& paths, const std::string& id);
 Status save(const Paths& paths, const State& state);
 
 /// Which layers live sandboxes use: digest -> number of sandboxes with a live init whose
-/// rootfs includes it. State files that do not parse are skipped (gc deals with them).
+/// rootfs includes it, read from every state file that parses as JSON (whatever else it
+/// holds); files that do not parse are skipped (gc deals with them).
 /// Errors: io reading the sandboxes directory (none when it does not exist).
 Result<std::map<std::string, size_t>> layer_users(const Paths& paths);
 
