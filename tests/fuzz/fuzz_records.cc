@@ -25,7 +25,7 @@ void read_one(const nlohmann::json& rec) {
     copy::Stats s = copy::Stats::from_record(rec);
     nlohmann::json out;
     s.annotate(out);
-    (void)sandbox::public_record(rec);
+    if (auto st = sandbox::State::from_record(rec)) (void)sandbox::public_record(*st);
 }
 }  // namespace
 

@@ -12,7 +12,7 @@ TEST_CASE("bench reclaim: --fill takes text or random") {
     CHECK(*bench::parse_fill("random") == bench::Fill::random);
     auto bad = bench::parse_fill("zeros");
     REQUIRE_FALSE(bad);
-    CHECK(bad.error().code == "usage");
+    CHECK(bad.error().code == Code::usage);
     CHECK(std::string(bench::fill_name(bench::Fill::random)) == "random");
 }
 
@@ -62,7 +62,7 @@ TEST_CASE("bench reclaim: KSM settings are read and written back in a fake sysfs
     std::string dir = tmp->path();
     auto missing = bench::read_ksm_settings(dir);
     REQUIRE_FALSE(missing);
-    CHECK(missing.error().code == "unsupported");
+    CHECK(missing.error().code == Code::unsupported);
     REQUIRE(fs::atomic_write(dir + "/run", "0\n"));
     REQUIRE(fs::atomic_write(dir + "/pages_to_scan", "100\n"));
     REQUIRE(fs::atomic_write(dir + "/sleep_millisecs", "20\n"));

@@ -18,7 +18,7 @@ TEST_CASE("bind: SRC:DST, read-only unless :rw") {
     CHECK_FALSE(b->read_only);
     CHECK(parse_bind("/a:/b:ro")->read_only);
     for (const char* bad : {"/a", "/a:", ":/b", "/a:/b:rx", "/a:/b:c:ro", "/a:b", "/a:/"})
-        CHECK_MESSAGE(parse_bind(bad).error().code == "usage", bad);
+        CHECK_MESSAGE(parse_bind(bad).error().code == dsec::Code::usage, bad);
 }
 
 TEST_CASE("bind: destinations the sandbox's own mounts hold are refused") {

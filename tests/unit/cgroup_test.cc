@@ -55,7 +55,7 @@ TEST_CASE("cgroup: escaped mount points and no cgroups at all") {
     CHECK(l->unified == "/sys/fs/my cg");
     auto none = cgroup::parse_mountinfo("22 1 0:21 / /proc rw - proc proc rw\n");
     REQUIRE_FALSE(none);
-    CHECK(none.error().code == "not_found");
+    CHECK(none.error().code == Code::not_found);
 }
 
 TEST_CASE("the cgroup parent is derived from the run directory") {

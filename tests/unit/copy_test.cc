@@ -80,7 +80,7 @@ TEST_CASE("guard: paths are cleaned, renamed below the top, and never leave it")
     for (const char* bad : {"../x", "src/../../x", "/etc/passwd"}) {
         auto s = g.add(of_kind(bad, Kind::dir));
         REQUIRE(!s);
-        CHECK(s.error().code == "bad_input");
+        CHECK(s.error().code == Code::bad_input);
     }
 }
 
@@ -117,7 +117,7 @@ TEST_CASE("guard: hard links only to files the same stream wrote") {
     for (const char* bad : {"etc/passwd", "../x", "src", "src/nope"}) {
         auto s = g.add(of_kind("src/c", Kind::hardlink, bad));
         REQUIRE(!s);
-        CHECK(s.error().code == "bad_input");
+        CHECK(s.error().code == Code::bad_input);
     }
 }
 
@@ -132,7 +132,7 @@ TEST_CASE("guard: caps on bytes and entries, skipped entries counted") {
     REQUIRE(g.add(of_kind("d", Kind::dir)));
     auto many = g.add(of_kind("e", Kind::dir));
     REQUIRE(!many);
-    CHECK(many.error().code == "too_large");
+    CHECK(many.error().code == Code::too_large);
     CHECK(g.stats().entries == 2);
     CHECK(g.stats().bytes == 6);
 
@@ -142,7 +142,7 @@ TEST_CASE("guard: caps on bytes and entries, skipped entries counted") {
     REQUIRE(small.end_file());
     auto big = small.add(file("b", 5));
     REQUIRE(!big);
-    CHECK(big.error().code == "too_large");
+    CHECK(big.error().code == Code::too_large);
 }
 
 TEST_CASE("guard: a file gets exactly its size") {
@@ -176,10 +176,10 @@ TEST_CASE("errors pass between processes whole") {
     Error e = errno_error(ENOENT, "openat2", "id:/x");
     e.message = "context";
     Error back = Error::from_fields(e.to_fields());
-    CHECK(back.code == "not_found");
+    CHECK(back.code == Code::not_found);
     CHECK(back.err == ENOENT);
     CHECK(back.describe() == e.describe());
-    CHECK(Error::from_fields("junk").code == "io");
+    CHECK(Error::from_fields("junk").code == Code::io);
 }
 
 TEST_CASE("disk writer: never writes through a symlink, removes what it made when abandoned") {
@@ -190,7 +190,7 @@ TEST_CASE("disk writer: never writes through a symlink, removes what it made whe
         copy::DiskWriter w(Fd(::open((t.path + "/dst").c_str(), O_PATH | O_DIRECTORY)), "dst", false);
         auto s = w.add(file("link/passwd", 0));
         REQUIRE(!s);
-        CHECK(s.error().code == "bad_input");
+        CHECK(s.error().code == Code::bad_input);
         // A symlink as the leaf is replaced, not followed.
         REQUIRE(w.add(of_kind("link", Kind::dir)));
         REQUIRE(w.add(file("link/f", 2)));

@@ -42,7 +42,7 @@ TEST_CASE("egress: ranges, ports and protocols compile into rules that match exa
         {"cidr": "192.0.2.7"},
         {"cidr": "fd00::/8", "ports": [53], "protocol": "udp"},
         {"domain": "mirror.example"}]})"));
-    CHECK(t.error().code == "unresolved");  // a domain needs its addresses
+    CHECK(t.error().code == Code::unresolved);  // a domain needs its addresses
     t = guard::compile_rules(rules_of(R"({"allow": [
         {"cidr": "10.1.0.0/16", "ports": [443, "8000-8100"], "protocol": "tcp"},
         {"cidr": "192.0.2.7"},
@@ -93,7 +93,7 @@ TEST_CASE("egress: a domain compiles into one exact rule per address it resolved
     CHECK_FALSE(ok(*t, "2001:db8::8", 443));     // /128
     CHECK(ok(*t, "192.0.2.1", 9, 17));
     resolved["other.example"] = {"not an address"};
-    CHECK(guard::compile_rules(rules, resolved).error().code == "bad_input");
+    CHECK(guard::compile_rules(rules, resolved).error().code == Code::bad_input);
 }
 
 TEST_CASE("egress: the sandbox's /etc/hosts keeps the image's lines and ends with dsec's block") {
@@ -126,7 +126,7 @@ TEST_CASE("egress: a table past the programs' size is refused") {
     allow.push_back({{"cidr", "10.0.0.0/16"}, {"ports", ports}});
     auto t = guard::compile_rules(rules_of(json{{"allow", allow}}.dump()));
     REQUIRE_FALSE(t);
-    CHECK(t.error().code == "too_many");
+    CHECK(t.error().code == Code::too_many);
 }
 
 TEST_CASE("egress: the text form of a destination") {
@@ -166,7 +166,7 @@ TEST_CASE("egress: allow adds once, deny takes away a whole range or one exact r
     CHECK(guard::destination_record(whole->allow[0])["cidr"] == "10.0.0.6/32");
     auto typo = guard::with_removed(rules, {*guard::parse_destination_text("10.0.0.9")});
     REQUIRE_FALSE(typo);
-    CHECK(typo.error().code == "not_found");
+    CHECK(typo.error().code == Code::not_found);
 }
 
 TEST_CASE("egress: rules survive the round trip through a sandbox's state") {

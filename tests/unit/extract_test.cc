@@ -18,7 +18,7 @@ TEST_CASE("archive paths: normalized, or refused when they leave the tree") {
     for (const char* bad : {"../x", "a/../../x", "a/..", "/etc/passwd", "//x"}) {
         auto r = layer::clean_path(bad);
         REQUIRE(!r);
-        CHECK(r.error().code == "bad_input");
+        CHECK(r.error().code == Code::bad_input);
     }
     CHECK(!layer::clean_path(std::string(256, 'n')));
     CHECK(layer::clean_path(std::string(255, 'n')));
@@ -53,7 +53,7 @@ TEST_CASE("picking a manifest from an OCI index") {
     CHECK(layer::pick_manifest(index, "linux/arm64/v8").value()["digest"] == "sha256:2");
     auto none = layer::pick_manifest(index, "linux/s390x");
     REQUIRE(!none);
-    CHECK(none.error().code == "not_found");
+    CHECK(none.error().code == Code::not_found);
     CHECK(!layer::pick_manifest(json{{"manifests", json::array()}}, ""));
     CHECK(!layer::pick_manifest(json::array(), ""));
 }
@@ -83,7 +83,7 @@ TEST_CASE("a safe tree never resolves through a symlink and creates missing pare
     REQUIRE(tree);
     auto through = tree->dir("l");
     REQUIRE(!through);
-    CHECK(through.error().code == "bad_input");
+    CHECK(through.error().code == Code::bad_input);
     CHECK(!tree->dir("l/x"));
     CHECK(!tree->open_existing("l"));
     auto made = tree->dir("a/b");

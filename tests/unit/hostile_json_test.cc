@@ -22,12 +22,12 @@ TEST_CASE("a record's type is read only when it is a string") {
 TEST_CASE("an image index whose entries are not objects") {
     auto first = layer::pick_manifest(json{{"manifests", {1}}}, "");
     REQUIRE(!first);
-    CHECK(first.error().code == "bad_input");
+    CHECK(first.error().code == Code::bad_input);
     // A platform that is a string, and entries of other types, are skipped.
     json index = {{"manifests", {7, {{"platform", "linux"}}, {{"digest", "d"}, {"platform", {{"os", 1}}}}}}};
     auto picked = layer::pick_manifest(index, "linux/amd64");
     REQUIRE(!picked);
-    CHECK(picked.error().code == "not_found");
+    CHECK(picked.error().code == Code::not_found);
 }
 
 TEST_CASE("image manifests with fields of the wrong type are bad_input") {
@@ -37,7 +37,7 @@ TEST_CASE("image manifests with fields of the wrong type are bad_input") {
     REQUIRE(fs::atomic_write(tmp->path() + "/manifest.json", R"([{"Config":5}])"));
     auto docker = layer::read_image_manifest(dir.get(), "image", "");
     REQUIRE(!docker);
-    CHECK(docker.error().code == "bad_input");
+    CHECK(docker.error().code == Code::bad_input);
     REQUIRE(::unlink((tmp->path() + "/manifest.json").c_str()) == 0);
     const std::string hex(64, 'a');
     REQUIRE(fs::atomic_write(tmp->path() + "/index.json", R"({"manifests":[{"digest":"sha256:)" + hex + R"("}]})"));
@@ -48,6 +48,6 @@ TEST_CASE("image manifests with fields of the wrong type are bad_input") {
         REQUIRE(fs::atomic_write(tmp->path() + "/blobs/sha256/" + hex, manifest));
         auto oci = layer::read_image_manifest(dir.get(), "image", "");
         REQUIRE(!oci);
-        CHECK(oci.error().code == "bad_input");
+        CHECK(oci.error().code == Code::bad_input);
     }
 }

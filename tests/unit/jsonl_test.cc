@@ -37,7 +37,7 @@ TEST_CASE("a malformed line is an error naming its line number") {
     REQUIRE(reader.next());
     auto bad = reader.next();
     REQUIRE(!bad);
-    CHECK(bad.error().code == "bad_input");
+    CHECK(bad.error().code == Code::bad_input);
     CHECK(bad.error().message.find("line 2") != std::string::npos);
     std::fclose(in);
 }
@@ -83,12 +83,12 @@ TEST_CASE("a record newer than this build reads is refused, naming the version a
     REQUIRE(reader.next());
     auto newer = reader.next();
     REQUIRE(!newer);
-    CHECK(newer.error().code == "unsupported_version");
+    CHECK(newer.error().code == Code::unsupported_version);
     CHECK(newer.error().message.find("line 2") != std::string::npos);
     CHECK(newer.error().message.find("version 2") != std::string::npos);
     auto text = reader.next();
     REQUIRE(!text);
-    CHECK(text.error().code == "bad_input");
+    CHECK(text.error().code == Code::bad_input);
     std::fclose(in);
 }
 
@@ -102,11 +102,11 @@ TEST_CASE("a record's line starts with type, id and v; the rest follow in key or
 }
 
 TEST_CASE("an error names the item it concerns once, and carries it across processes") {
-    Error e = make_error("busy", "in use", "/some/path");
+    Error e = make_error(Code::busy, "in use", "/some/path");
     e = std::move(e).about("sb1");
     e = std::move(e).about("sb2");
     CHECK(e.id == "sb1");
     CHECK(e.to_record()["id"] == "sb1");
     CHECK(Error::from_fields(e.to_fields()).id == "sb1");
-    CHECK(!make_error("io", "x").to_record().contains("id"));
+    CHECK(!make_error(Code::io, "x").to_record().contains("id"));
 }

@@ -50,7 +50,7 @@ TEST_CASE("layer metadata round-trips through its record") {
 TEST_CASE("layer metadata with a bad digest is refused") {
     auto bad = layer::Layer::from_json({{"digest", "md5:abc"}});
     REQUIRE(!bad);
-    CHECK(bad.error().code == "bad_input");
+    CHECK(bad.error().code == Code::bad_input);
     CHECK(!layer::Layer::from_json({{"name", "x"}}));
 }
 

@@ -23,23 +23,23 @@ TEST_CASE("listing: a state directory without its state file is creating, one go
     REQUIRE(::mkdir(paths.state_dir("young").c_str(), 0700) == 0);
     auto young = sandbox::listed_state(paths, "young");
     REQUIRE(young.has_value());
-    CHECK((*young)["state"] == "creating");
-    CHECK((*young)["id"] == "young");
+    CHECK(young->lifecycle == sandbox::Lifecycle::creating);
+    CHECK(young->id == "young");
 
     // A state file that does not parse is broken.
     REQUIRE(::mkdir(paths.state_dir("bad").c_str(), 0700) == 0);
     REQUIRE(fs::atomic_write(paths.state_file("bad"), "{\"state\":"));
     auto bad = sandbox::listed_state(paths, "bad");
     REQUIRE(bad.has_value());
-    CHECK((*bad)["state"] == "broken");
+    CHECK(bad->lifecycle == sandbox::Lifecycle::broken);
 
     // A state file is the state.
     REQUIRE(::mkdir(paths.state_dir("ok").c_str(), 0700) == 0);
-    REQUIRE(sandbox::save(paths, {{"id", "ok"}, {"state", "running"}, {"pid", 1}}));
+    REQUIRE(sandbox::save(paths, sandbox::State{.id = "ok", .lifecycle = sandbox::Lifecycle::running, .pid = 1}));
     auto ok = sandbox::listed_state(paths, "ok");
     REQUIRE(ok.has_value());
-    CHECK((*ok)["state"] == "running");
-    CHECK((*ok)["pid"] == 1);
+    CHECK(ok->lifecycle == sandbox::Lifecycle::running);
+    CHECK(ok->pid == 1);
 
     CHECK(fs::remove_tree(tmpl));
 }

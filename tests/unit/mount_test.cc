@@ -46,7 +46,7 @@ TEST_CASE("rootfs records: missing or mistyped fields are bad_input") {
         j.erase(field);
         auto r = mount::Rootfs::from_record(j);
         REQUIRE(!r);
-        CHECK(r.error().code == "bad_input");
+        CHECK(r.error().code == Code::bad_input);
         CHECK(r.error().message.find(field) != std::string::npos);
     }
     auto j = rec;
@@ -64,7 +64,7 @@ TEST_CASE("rootfs records: missing or mistyped fields are bad_input") {
 TEST_CASE("sandbox ids: fresh ones are 16 hex digits and differ") {
     std::set<std::string> seen;
     for (int i = 0; i < 100; i++) {
-        auto id = mount::new_id();
+        auto id = random_hex(kRootfsIdBytes);
         CHECK(id.size() == 16);
         CHECK(id.find_first_not_of("0123456789abcdef") == std::string::npos);
         CHECK(mount::check_id(id));
@@ -83,12 +83,12 @@ TEST_CASE("overlays: more than 500 lowers is too_many_layers, suggesting a squas
     spec.lowerdirs.assign(mount::kMaxLowers + 1, "/nonexistent");
     auto r = mount::make_overlay(spec);
     REQUIRE(!r);
-    CHECK(r.error().code == "too_many_layers");
+    CHECK(r.error().code == Code::too_many_layers);
     CHECK(r.error().message.find("--squash") != std::string::npos);
-    CHECK(mount::make_overlay({}).error().code == "bad_input");
+    CHECK(mount::make_overlay({}).error().code == Code::bad_input);
     spec.lowerdirs = {"/a", "/b"};
     spec.upper = "/u";  // no work dir
-    CHECK(mount::make_overlay(spec).error().code == "bad_input");
+    CHECK(mount::make_overlay(spec).error().code == Code::bad_input);
 }
 
 TEST_CASE("rootfs: too many layers fails before anything is mounted") {
@@ -96,8 +96,8 @@ TEST_CASE("rootfs: too many layers fails before anything is mounted") {
     std::vector<layer::Layer> layers(mount::kMaxLowers + 1);
     auto r = mount::make_rootfs(paths, layers, "", false);
     REQUIRE(!r);
-    CHECK(r.error().code == "too_many_layers");
-    CHECK(mount::make_rootfs(paths, {}, "", false).error().code == "bad_input");
+    CHECK(r.error().code == Code::too_many_layers);
+    CHECK(mount::make_rootfs(paths, {}, "", false).error().code == Code::bad_input);
 }
 
 TEST_CASE("layer mount paths are named by the digest's hex") {

@@ -29,7 +29,7 @@ namespace {
 std::string error_of(const std::string& text) {
     auto p = parse_policy(text);
     if (p) return "";
-    CHECK(p.error().code == "bad_input");
+    CHECK(p.error().code == Code::bad_input);
     return p.error().message;
 }
 

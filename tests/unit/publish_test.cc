@@ -56,7 +56,7 @@ TEST_CASE("publish_to copies a layer once, names it, and refuses a source that d
     REQUIRE(fs::atomic_write(a.image_path(lc.digest), "abd"));
     auto bad = layer::publish_to(a, lc, shared, "other");
     REQUIRE(!bad);
-    CHECK(bad.error().code == "corrupt");
+    CHECK(bad.error().code == Code::corrupt);
     CHECK(!shared.resolve("other"));
     CHECK(shared.all()->size() == 1);
     CHECK(fs::list_dir(shared.dir() + "/tmp")->empty());

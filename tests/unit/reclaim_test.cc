@@ -14,17 +14,19 @@ using nlohmann::json;
 
 TEST_CASE("reclaim gc: a sandbox is judged by its state, its init and its age") {
     using reclaim::Verdict;
-    json running = {{"state", "running"}};
-    CHECK(reclaim::judge(running, false, true, 5, 900) == Verdict::keep);
-    CHECK(reclaim::judge(running, false, false, 5, 900) == Verdict::dead_init);
+    using sandbox::Lifecycle;
+    CHECK(reclaim::judge(Lifecycle::running, false, true, 5, 900) == Verdict::keep);
+    CHECK(reclaim::judge(Lifecycle::running, false, false, 5, 900) == Verdict::dead_init);
     // Its lock was free: nobody creates or destroys it any more, however young.
-    CHECK(reclaim::judge(json{{"state", "creating"}}, false, false, 0, 900) == Verdict::half_created);
-    CHECK(reclaim::judge(json{{"state", "destroying"}}, false, true, 0, 900) == Verdict::half_destroyed);
+    CHECK(reclaim::judge(Lifecycle::creating, false, false, 0, 900) == Verdict::half_created);
+    CHECK(reclaim::judge(Lifecycle::destroying, false, true, 0, 900) == Verdict::half_destroyed);
     // No state file yet: a create between its mkdir and its first save, until the grace ends.
     CHECK(reclaim::judge(std::nullopt, false, false, 10, 900) == Verdict::young);
     CHECK(reclaim::judge(std::nullopt, false, false, 901, 900) == Verdict::half_created);
     CHECK(reclaim::judge(std::nullopt, true, false, 901, 900) == Verdict::broken);
-    CHECK(reclaim::judge(json{{"state", "odd"}}, false, true, 901, 900) == Verdict::broken);
+    // A state the file should not hold (a listing's verdict) is broken once past its grace.
+    CHECK(reclaim::judge(Lifecycle::dead, false, true, 901, 900) == Verdict::broken);
+    CHECK(reclaim::judge(Lifecycle::dead, false, true, 10, 900) == Verdict::young);
     CHECK(std::string(reclaim::verdict_name(Verdict::dead_init)) == "dead_init");
 }
 
@@ -77,7 +79,7 @@ TEST_CASE("reclaim swap: /proc/swaps lists the device or not") {
 TEST_CASE("cpu class: parsed, recorded, applied") {
     CHECK(sandbox::parse_cpu_class("batch").value() == sandbox::CpuClass::batch);
     CHECK(sandbox::parse_cpu_class("latency").value() == sandbox::CpuClass::latency);
-    CHECK(sandbox::parse_cpu_class("fast").error().code == "usage");
+    CHECK(sandbox::parse_cpu_class("fast").error().code == Code::usage);
     CHECK(sandbox::cpu_class_of(json{{"class", "batch"}}) == sandbox::CpuClass::batch);
     CHECK(sandbox::cpu_class_of(json::object()) == sandbox::CpuClass::latency);  // states made before classes
     CHECK(sandbox::cpu_weight(sandbox::CpuClass::batch) == 1);

@@ -56,7 +56,7 @@ TEST_CASE("reclaim v2: push_out fails with the path when the group or its files 
     // No memory controller at all.
     auto none = reclaim::push_out(layout, cg, "");
     REQUIRE_FALSE(none);
-    CHECK(none.error().code == "unsupported");
+    CHECK(none.error().code == Code::unsupported);
 
     // No group: memory.stat cannot be read, nothing is written.
     auto gone = reclaim::push_out(layout, cg, dir);

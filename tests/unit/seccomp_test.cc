@@ -125,7 +125,7 @@ TEST_CASE("seccomp: the default profile parses and compiles") {
 
 TEST_CASE("seccomp: bad profiles are refused with the rule and the name") {
     Error e = parse_error(profile_with(R"({"syscalls": ["no_such_call"], "action": "errno", "errno": "EPERM", "reason": "x"})"));
-    CHECK(e.code == "bad_input");
+    CHECK(e.code == Code::bad_input);
     CHECK(e.describe().find("rule 1") != std::string::npos);
     CHECK(e.describe().find("no_such_call") != std::string::npos);
 
@@ -160,9 +160,9 @@ TEST_CASE("seccomp: bad profiles are refused with the rule and the name") {
                                      "action": "errno", "errno": "EPERM", "reason": "x"})"));
     CHECK(e.describe().find("missing \"mask\"") != std::string::npos);
 
-    CHECK(parse_error("{\"default\": ").code == "bad_input");
-    CHECK(parse_error(R"({"default": "errno", "bad_arch": "kill_process", "rules": []})").code == "bad_input");
-    CHECK(parse_error(R"({"default": "allow", "bad_arch": "allow", "rules": []})").code == "bad_input");
+    CHECK(parse_error("{\"default\": ").code == Code::bad_input);
+    CHECK(parse_error(R"({"default": "errno", "bad_arch": "kill_process", "rules": []})").code == Code::bad_input);
+    CHECK(parse_error(R"({"default": "allow", "bad_arch": "allow", "rules": []})").code == Code::bad_input);
 }
 
 TEST_CASE("seccomp: not_in becomes cubes that cover exactly the values outside the set") {
@@ -220,7 +220,7 @@ TEST_CASE("seccomp: the cache compiles once and names filters by their profile")
 
     auto broken = cached_seccomp_filter(run->path(), profile_with(R"({"syscalls": ["nope"], "action": "trap", "reason": "x"})"));
     REQUIRE_FALSE(broken);
-    CHECK(broken.error().code == "bad_input");
+    CHECK(broken.error().code == Code::bad_input);
     CHECK(fs::list_dir(run->path() + "/seccomp")->size() == 2);  // nothing half-written
 }
 
@@ -248,10 +248,10 @@ TEST_CASE("seccomp: a damaged cached filter is refused") {
         REQUIRE(fs::atomic_write(path, std::string(size, '\0')));
         auto r = read_seccomp_filter(path);
         REQUIRE_FALSE(r);
-        CHECK(r.error().code == "corrupt");
+        CHECK(r.error().code == Code::corrupt);
         CHECK(r.error().path == path);
     }
-    CHECK(read_seccomp_filter(run->path() + "/missing.bpf").error().code == "not_found");
+    CHECK(read_seccomp_filter(run->path() + "/missing.bpf").error().code == Code::not_found);
     pid_t pid = ::fork();
     REQUIRE(pid >= 0);
     if (pid == 0) ::_exit(load_filter("1234567") == -EINVAL ? 0 : 1);
@@ -321,7 +321,7 @@ TEST_CASE("seccomp: a rule libseccomp refuses fails the whole compile") {
     profile.rules.push_back(rule);
     auto compiled = compile_seccomp(profile);
     REQUIRE_FALSE(compiled);
-    CHECK(compiled.error().code == "seccomp");
+    CHECK(compiled.error().code == Code::seccomp);
     CHECK(compiled.error().describe().find("rule 0 (getpid)") != std::string::npos);
 }
 

@@ -78,7 +78,7 @@ TEST_CASE("log: a cp's record, worked or failed") {
     CHECK(in["bytes_in"] == 42);
     CHECK(in["exit_code"] == 0);
     CHECK(in["duration_ms"] == 7);
-    dsec::Result<dsec::copy::Stats> failed = dsec::fail(dsec::make_error("not_found", "gone"));
+    dsec::Result<dsec::copy::Stats> failed = dsec::fail(dsec::make_error(dsec::Code::not_found, "gone"));
     json out = copy_log_record("box", "box:/nope", "-", false, 1, failed);
     CHECK(out["exit_code"] == 1);
     CHECK(out["error"] == "not_found");

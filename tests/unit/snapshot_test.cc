@@ -27,7 +27,7 @@ TEST_CASE("scrub paths: the policy's \"scrub\" array, clean and sorted; other ke
                      json{{"scrub", {"/a/../.."}}}, json{{"scrub", {1}}}, json::array()}) {
         auto r = snapshot::scrub_paths(bad);
         REQUIRE(!r);
-        CHECK(r.error().code == "bad_input");
+        CHECK(r.error().code == Code::bad_input);
     }
 }
 
@@ -53,7 +53,7 @@ TEST_CASE("fork options come back from a sandbox's state") {
                   {"policy", "/p.json"},
                   {"security", {{"userns", "private"}, {"caps", json::array()}, {"seccomp", "default"}}}};
     auto o = snapshot::options_like(state);
-    if (!o && o.error().code == "not_found") return;  // no dsec-init beside the test binary
+    if (!o && o.error().code == Code::not_found) return;  // no dsec-init beside the test binary
     REQUIRE(o);
     CHECK(o->limits.memory == 1 << 20);
     CHECK(o->limits.cpus == 0.5);
@@ -161,6 +161,6 @@ TEST_CASE("a snapshot's parents are its sandbox's layers, base first") {
     CHECK(snapshot::parents_of(state).value() == std::vector<std::string>{"sha256:aa", "sha256:bb"});
     auto none = snapshot::parents_of(json{{"id", "s"}, {"rootfs", {{"layers", json::array()}}}});
     REQUIRE(!none);
-    CHECK(none.error().code == "bad_input");
+    CHECK(none.error().code == Code::bad_input);
     CHECK(!snapshot::parents_of(json{{"id", "s"}}));
 }

@@ -54,7 +54,7 @@ TEST_CASE("atomic_write replaces content and leaves no temp file") {
     REQUIRE(fs::atomic_write(dir + "/f", "two"));
     CHECK(*fs::read_file(dir + "/f") == "two");
     CHECK(fs::list_dir(dir)->size() == 1);
-    CHECK(fs::read_file(dir + "/missing").error().code == "not_found");
+    CHECK(fs::read_file(dir + "/missing").error().code == Code::not_found);
     REQUIRE(fs::mkdir_p(dir + "/a/b/c"));
     CHECK(fs::exists(dir + "/a/b/c"));
     REQUIRE(fs::remove_tree(dir));
@@ -70,7 +70,7 @@ TEST_CASE("a second exclusive lock is refused while the first is held") {
         REQUIRE(first);
         auto second = fs::try_lock(dir + "/lock");
         REQUIRE(!second);
-        CHECK(second.error().code == "busy");
+        CHECK(second.error().code == Code::busy);
     }
     CHECK(fs::try_lock(dir + "/lock"));
     REQUIRE(fs::remove_tree(dir));

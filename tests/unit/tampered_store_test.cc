@@ -52,7 +52,7 @@ TEST_CASE("store: metadata names the digest it is stored under") {
     REQUIRE(fs::atomic_write(s.dir + "/" + kHexB + ".erofs", "other"));
     auto l = s.store.resolve("a");
     REQUIRE(!l);
-    CHECK(l.error().code == "corrupt");
+    CHECK(l.error().code == Code::corrupt);
     CHECK(l.error().message.find("not the digest it is stored under") != std::string::npos);
 }
 
@@ -64,7 +64,7 @@ TEST_CASE("store: a metadata symlink is refused") {
     REQUIRE(::symlink((s.tmp.path() + "/elsewhere.json").c_str(), meta.c_str()) == 0);
     auto l = s.store.resolve("a");
     REQUIRE(!l);
-    CHECK(l.error().code == "corrupt");
+    CHECK(l.error().code == Code::corrupt);
 }
 
 TEST_CASE("store: a name that holds a path is refused, not followed") {
@@ -73,7 +73,7 @@ TEST_CASE("store: a name that holds a path is refused, not followed") {
     REQUIRE(fs::atomic_write(s.dir + "/names/a", "../x\n"));
     auto l = s.store.resolve("a");
     REQUIRE(!l);
-    CHECK(l.error().code == "corrupt");
+    CHECK(l.error().code == Code::corrupt);
 }
 
 TEST_CASE("EROFS header: magic, block size and blocks within the file") {
@@ -81,7 +81,7 @@ TEST_CASE("EROFS header: magic, block size and blocks within the file") {
     CHECK(mount::check_erofs_header(superblock(3), 4 * 4096, "i"));
     auto truncated = mount::check_erofs_header(superblock(3), 2 * 4096, "i");
     REQUIRE(!truncated);
-    CHECK(truncated.error().code == "corrupt");
+    CHECK(truncated.error().code == Code::corrupt);
     CHECK(truncated.error().message.find("truncated") != std::string::npos);
     CHECK(!mount::check_erofs_header(superblock(3, 0x12345678), 3 * 4096, "i"));
     CHECK(!mount::check_erofs_header(superblock(3, 0xE0F5E1E2, 40), 3 * 4096, "i"));
@@ -123,14 +123,14 @@ TEST_CASE("image checks: symlink, size, header, and the digest once per file") {
         CHECK(mount::open_checked_image(paths, store, l, false));  // size and header still hold
         auto r = mount::open_checked_image(paths, store, l, true);
         REQUIRE(!r);
-        CHECK(r.error().code == "corrupt");
+        CHECK(r.error().code == Code::corrupt);
         CHECK(r.error().message.find("digest mismatch") != std::string::npos);
     }
     SUBCASE("a truncated image") {
         REQUIRE(::truncate(image.c_str(), off_t(l.size / 2)) == 0);
         auto r = mount::open_checked_image(paths, store, l, false);
         REQUIRE(!r);
-        CHECK(r.error().code == "corrupt");
+        CHECK(r.error().code == Code::corrupt);
         l.size = 0;  // metadata without a size: the superblock still says how long it is
         auto h = mount::open_checked_image(paths, store, l, false);
         REQUIRE(!h);
@@ -142,7 +142,7 @@ TEST_CASE("image checks: symlink, size, header, and the digest once per file") {
         REQUIRE(::symlink(real.c_str(), image.c_str()) == 0);
         auto r = mount::open_checked_image(paths, store, l, false);
         REQUIRE(!r);
-        CHECK(r.error().code == "corrupt");
+        CHECK(r.error().code == Code::corrupt);
         CHECK(r.error().message.find("symlink") != std::string::npos);
     }
     SUBCASE("not an EROFS image at all, of the recorded size") {

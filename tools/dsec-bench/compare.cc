@@ -61,7 +61,7 @@ Result<json> make_runc_bundle(const std::string& bundle, const std::string& tree
     auto text = fs::read_file(bundle + "/config.json");
     if (!text) return fail(text.error());
     json spec = json::parse(*text, nullptr, false);
-    if (spec.is_discarded()) return fail(make_error("bad_input", "runc spec wrote no JSON", bundle + "/config.json"));
+    if (spec.is_discarded()) return fail(make_error(Code::bad_input, "runc spec wrote no JSON", bundle + "/config.json"));
     spec["root"] = {{"path", tree}, {"readonly", true}};
     spec["process"]["args"] = {"/bin/true"};
     spec["process"]["terminal"] = false;

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "dsec/bench/limits.h"
+#include "dsec/bench/density.h"
 #include "dsec/bench/memory.h"
 #include "dsec/bench/plot.h"
 #include "dsec/json/jsonl.h"
@@ -33,7 +34,7 @@ Result<double> create_batch(Sandboxes& boxes, const std::string& layer, size_t n
         json rec = json::parse(line, nullptr, false);
         if (!rec.is_discarded() && rec.value("type", "") == "sandbox" && rec.contains("id")) boxes.add(rec);
     }
-    if (made->status != 0) return fail(make_error("helper_failed", "dsec-run create -P failed: " + bench::last_line(made->err_tail)));
+    if (made->status != 0) return fail(make_error(Code::helper_failed, "dsec-run create -P failed: " + bench::last_line(made->err_tail)));
     return made->ms;
 }
 
@@ -74,7 +75,7 @@ Result<std::pair<std::vector<double>, double>> create_parallel(Sandboxes& boxes,
 }
 
 Result<std::string> dsec_ready(Context& ctx, const DsecTools& t) {
-    if (auto why = t.run_missing("create"); !why.empty()) return fail(make_error("not_found", why, "dsec-run"));
+    if (auto why = t.run_missing("create"); !why.empty()) return fail(make_error(Code::not_found, why, "dsec-run"));
     return ensure_layer(ctx);
 }
 
@@ -122,56 +123,31 @@ Status run_create(Context& ctx) {
     return jsonl::emit(rec);
 }
 
-// Host memory now against the start, split by sandbox, by each of the kernel's accounts.
-struct MemorySample {
-    size_t alive = 0;
-    double available = 0, committed = 0, cgroup = 0, pss = 0;  // bytes per sandbox
-    json to_json() const {
-        return {{"alive", alive}, {"memavailable", available}, {"committed", committed},
-                {"cgroup", cgroup}, {"pss_init", pss}};
-    }
-};
-
-MemorySample sample_memory(const bench::HostMemory& before, const Sandboxes& boxes) {
-    MemorySample s;
-    s.alive = boxes.ids.size();
-    if (!s.alive) return s;
-    double n = double(s.alive);
-    if (auto now = bench::host_memory()) {
-        s.available = (double(before.available) - double(now->available)) / n;
-        s.committed = (double(now->committed) - double(before.committed)) / n;
-    }
+// The memory sample now: the host's accounts, and the inits' cgroups and Pss.
+bench::MemorySample sample_memory(const bench::HostMemory& before, const Sandboxes& boxes) {
     double cg = 0, pss = 0;
     for (int pid : boxes.pids) {
         if (auto c = bench::cgroup_memory_of(pid)) cg += double(*c);
         if (auto p = bench::process_pss(pid)) pss += double(*p);
     }
-    s.cgroup = boxes.pids.empty() ? 0 : cg / double(boxes.pids.size());
-    s.pss = boxes.pids.empty() ? 0 : pss / double(boxes.pids.size());
-    return s;
-}
-
-// Alive counts at which memory is sampled: 1, 2, 5, 10, 20, 50, ... and every tenth of n.
-bool sample_at(size_t alive, size_t n) {
-    for (size_t d = 1; d <= alive; d *= 10)
-        if (alive == d || alive == 2 * d || alive == 5 * d) return true;
-    return alive == n || (n >= 10 && alive % (n / 10) == 0);
+    auto now = bench::host_memory();
+    return bench::memory_sample(boxes.ids.size(), before, now ? &*now : nullptr, cg, pss, boxes.pids.size());
 }
 
 Status plot_density(const Context& ctx, const std::vector<std::pair<double, double>>& latency,
-                    const std::vector<MemorySample>& mem) {
+                    const std::vector<bench::MemorySample>& mem) {
     bench::Panel lat{"create latency against sandboxes alive", "sandboxes alive", "dsec-run create (ms)", false, true,
                      {{"create", latency}}};
     bench::Panel m{"host memory per idle sandbox", "sandboxes alive", "KiB per sandbox", false, true, {}};
-    auto series = [&](const char* title, double MemorySample::*field) {
+    auto series = [&](const char* title, double bench::MemorySample::*field) {
         bench::Series s{title, {}};
         for (auto& x : mem) s.points.push_back({double(x.alive), x.*field / 1024.0});
         m.series.push_back(s);
     };
-    series("MemAvailable drop", &MemorySample::available);
-    series("Committed_AS rise", &MemorySample::committed);
-    series("sandbox cgroup usage", &MemorySample::cgroup);
-    series("Pss of init", &MemorySample::pss);
+    series("MemAvailable drop", &bench::MemorySample::available);
+    series("Committed_AS rise", &bench::MemorySample::committed);
+    series("sandbox cgroup usage", &bench::MemorySample::cgroup);
+    series("Pss of init", &bench::MemorySample::pss);
     return bench::plot_svg({lat, m}, ctx.opt.plot);
 }
 
@@ -223,7 +199,7 @@ Status run_density(Context& ctx) {
     if (!before) return fail(before.error());
     std::vector<double> ms;
     std::vector<std::pair<double, double>> latency;
-    std::vector<MemorySample> mem;
+    std::vector<bench::MemorySample> mem;
     std::string stopped = "count";
     // Probes at 10 alive and again at the end (when the count is above 10).
     size_t probes = ctx.iterations(20), base_alive = 10;
@@ -246,10 +222,10 @@ Status run_density(Context& ctx) {
         ms.push_back(made->value("ms", 0.0));
         latency.push_back({double(i), ms.back()});
         bar.set(i + 1);
-        if (sample_at(boxes.ids.size(), n)) mem.push_back(sample_memory(*before, boxes));
+        if (bench::density_sample_at(boxes.ids.size(), n)) mem.push_back(sample_memory(*before, boxes));
         if (budget) {
             auto now = bench::host_memory();
-            if (now && before->available > now->available && before->available - now->available >= budget) {
+            if (now && bench::over_budget(*before, *now, budget)) {
                 stopped = "memory budget";
                 break;
             }
@@ -265,21 +241,11 @@ Status run_density(Context& ctx) {
     if (auto r = boxes.destroy(); !r) return r;
     limits.restore();
 
-    size_t k = std::min<size_t>(10, ms.size());
-    std::vector<double> first(ms.begin(), ms.begin() + long(k)), last(ms.end() - long(k), ms.end());
     rec["counts"] = {{"sandboxes", alive}, {"stopped_by", stopped}, {"memory_budget_bytes", budget},
                      {"memory_per_sandbox_bytes", mem.back().to_json()}};
     rec["memory_samples"] = json::array();
     for (auto& s : mem) rec["memory_samples"].push_back(s.to_json());
-    rec["figures"]["create_ms"] = bench::summarize(ms).to_json("ms");
-    rec["figures"]["create_ms_first"] = bench::summarize(first).to_json("ms");
-    rec["figures"]["create_ms_last"] = bench::summarize(last).to_json("ms");
-    rec["figures"]["create_ms_first"]["alive"] = {0, k ? k - 1 : 0};
-    rec["figures"]["create_ms_last"]["alive"] = {alive - k, alive ? alive - 1 : 0};
-    double m0 = bench::median(first);
-    rec["ratios"]["last/first"] = {{"median", m0 > 0 ? bench::median(last) / m0 : 0},
-                                   {"means", "median create latency of the last " + std::to_string(k) +
-                                                 " creates over that of the first " + std::to_string(k)}};
+    rec.update(bench::density_latency(ms, alive), true);
     if (!probe_end.empty()) {
         std::string at_end = "create_ms_at_" + std::to_string(alive), at_base = "create_ms_at_" + std::to_string(base_alive);
         rec["figures"][at_base] = bench::summarize(probe_base).to_json("ms");

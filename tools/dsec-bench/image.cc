@@ -47,7 +47,7 @@ Result<std::vector<std::string>> make_data_tree(const std::string& dir, size_t f
         std::string name = sub + "/f" + std::to_string(i);
         std::ofstream out(dir + "/" + name, std::ios::binary);
         out << filler(size, i);
-        if (!out) return fail(make_error("io", "cannot write", dir + "/" + name));
+        if (!out) return fail(make_error(Code::io, "cannot write", dir + "/" + name));
         rel.push_back(name);
         bar.set(i + 1);
     }

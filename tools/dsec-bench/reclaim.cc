@@ -69,7 +69,7 @@ Status touch_all(const DsecTools& t, const std::vector<std::string>& ids, size_t
                             {.input = records(ids), .capture_stdout = true});
     if (!ran) return fail(ran.error());
     if (ran->status != 0)
-        return fail(make_error("helper_failed", "touching memory in the sandboxes failed: " +
+        return fail(make_error(Code::helper_failed, "touching memory in the sandboxes failed: " +
                                                     bench::last_line(ran->err_tail + "\n" + ran->out)));
     return {};
 }
@@ -155,7 +155,7 @@ Result<std::vector<double>> gc_passes(const std::string& reclaim) {
         auto ran = bench::spawn_checked({reclaim, "gc"}, {.capture_stdout = true});
         if (!ran) return fail(ran.error());
         if (!ran->out.empty())
-            return fail(make_error("helper_failed", "gc removed something of live sandboxes: " + bench::last_line(ran->out)));
+            return fail(make_error(Code::helper_failed, "gc removed something of live sandboxes: " + bench::last_line(ran->out)));
         ms.push_back(ran->ms);
     }
     return ms;
@@ -166,7 +166,7 @@ Status run_reclaim(Context& ctx, const ReclaimOptions& o) {
     const DsecTools& t = boxes.tools;
     std::string reclaim = bench::find_tool("dsec-reclaim");
     if (reclaim.empty() || t.mount.empty() || t.run.empty())
-        return fail(make_error("not_found", "dsec-reclaim, dsec-mount and dsec-run must be built", "dsec-reclaim"));
+        return fail(make_error(Code::not_found, "dsec-reclaim, dsec-mount and dsec-run must be built", "dsec-reclaim"));
     auto fill = bench::parse_fill(o.fill);
     if (!fill) return fail(fill.error());
     auto touch = sandbox::parse_size(o.touch);
@@ -234,7 +234,7 @@ Status run_reclaim(Context& ctx, const ReclaimOptions& o) {
         bar.set(done);
     }
     size_t alive = boxes.ids.size();
-    if (!alive) return fail(make_error("exhausted", "not enough memory for a single batch: " + stopped));
+    if (!alive) return fail(make_error(Code::exhausted, "not enough memory for a single batch: " + stopped));
 
     Held created = held(*baseline, boxes), merged, paused;
     json ksm = json::object();

@@ -58,7 +58,7 @@ Status prepare(Context& ctx) {
 Result<std::string> ensure_layer(Context& ctx) {
     if (!ctx.layer.empty()) return ctx.layer;
     auto t = DsecTools::find();
-    if (t.layer.empty()) return fail(make_error("not_found", "dsec-layer is not built", "dsec-layer"));
+    if (t.layer.empty()) return fail(make_error(Code::not_found, "dsec-layer is not built", "dsec-layer"));
     std::string name = "dsec-bench-base";
     auto built = bench::spawn_checked({t.layer, "build", ctx.tree, "--name", name});
     if (!built) return fail(std::move(built.error()).context("building the benchmark's layer"));
@@ -154,7 +154,7 @@ Result<json> create_sandbox(const DsecTools& t, const std::string& layer) {
     if (!ran) return fail(ran.error());
     json rec = json::parse(bench::last_line(ran->out), nullptr, false);
     if (rec.is_discarded() || !rec.contains("id"))
-        return fail(make_error("bad_input", "dsec-run create printed no sandbox record"));
+        return fail(make_error(Code::bad_input, "dsec-run create printed no sandbox record"));
     rec["ms"] = ran->ms;
     return rec;
 }

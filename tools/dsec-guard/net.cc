@@ -35,7 +35,7 @@ Status change(const cli::Paths& p, const std::string& id, bool allow, const std:
     if (!held) return fail(held.error());
     auto state = sandbox::load(paths, id);
     if (!state) return fail(state.error());
-    auto rules = recorded_rules(*state);
+    auto rules = recorded_rules(state->extra);
     if (!rules) return fail(rules.error());
     Result<guard::NetworkRules> next = allow ? guard::with_added(*rules, dests) : guard::with_removed(*rules, dests);
     if (!next) return fail(std::move(next.error()).context("sandbox " + id));
@@ -50,7 +50,7 @@ Status same_besides_network(const json& state, const guard::Policy& policy, cons
     json have = state.contains("guard") && state["guard"].is_object() ? state["guard"] : guard::policy_record({});
     for (const char* part : {"files", "syscalls", "limits"})
         if (want.value(part, json()) != have.value(part, json()))
-            return fail(make_error("unsupported", std::string("policy: ") + part + " differs from the sandbox's; a " +
+            return fail(make_error(Code::unsupported, std::string("policy: ") + part + " differs from the sandbox's; a " +
                                                       "running sandbox takes new network rules only (create a new one)",
                                    path));
     return {};
@@ -64,7 +64,7 @@ Status apply(const cli::Paths& p, const std::string& id, const std::string& file
     if (!held) return fail(held.error());
     auto state = sandbox::load(paths, id);
     if (!state) return fail(state.error());
-    if (auto r = same_besides_network(*state, *policy, file); !r) return r;
+    if (auto r = same_besides_network(state->extra, *policy, file); !r) return r;
     auto done = sandbox::change_egress(paths, id, policy->network);
     if (!done) return fail(done.error());
     return emit_change(id, *done);

@@ -15,8 +15,9 @@ using nlohmann::json;
 // Whether the sandbox's state records names to refresh (without taking its lock).
 bool has_names(const sandbox::Paths& paths, const std::string& id) {
     auto st = sandbox::load(paths, id);
-    return st && st->contains("egress") && (*st)["egress"].is_object() &&
-           !(*st)["egress"].value("names", json::object()).empty() && st->value("state", "") == "running";
+    if (!st || st->lifecycle != sandbox::Lifecycle::running) return false;
+    const json& egress = st->extra.value("egress", json::object());
+    return egress.is_object() && !egress.value("names", json::object()).empty();
 }
 
 Status refresh_one(const sandbox::Paths& paths, const std::string& id) {

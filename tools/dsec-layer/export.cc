@@ -27,7 +27,7 @@ void add_export(CLI::App& app, Context& ctx) {
             if (!l) return fail(l.error());
             if (opts->output.empty()) {
                 if (::isatty(STDOUT_FILENO))
-                    return fail(make_error("usage", "refusing to write a tar stream to a terminal (use -o FILE)"));
+                    return fail(make_error(Code::usage, "refusing to write a tar stream to a terminal (use -o FILE)"));
                 cli::stdout_carries_data();
                 auto r = layer::export_image(store.image_path(l->digest), STDOUT_FILENO, opts->level);
                 if (!r) return fail(std::move(r.error()).context("exporting " + opts->ref));

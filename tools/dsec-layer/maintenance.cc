@@ -5,7 +5,7 @@
 #include "dsec/json/jsonl.h"
 #include "dsec/layer/gc.h"
 #include "dsec/layer/verify.h"
-#include "dsec/mount/usage.h"
+#include "dsec/sandbox/state.h"
 #include "commands.h"
 
 namespace dsec::layer_tool {
@@ -47,7 +47,7 @@ static void add_rm(CLI::App& app, Context& ctx) {
     cmd->callback([&ctx, opts] {
         ctx.action = [&ctx, opts]() -> Result<int> {
             auto store = ctx.store();
-            auto users = mount::layer_users(ctx.paths.run);
+            auto users = sandbox::layer_users(sandbox::Paths(ctx.paths));
             if (!users) return fail(users.error());
             auto names = store.names();
             if (!names) return fail(names.error());
@@ -67,7 +67,7 @@ static void add_rm(CLI::App& app, Context& ctx) {
                     rec["names_left"] = r->names_left;
                 } else {
                     if (in_use)
-                        return fail(make_error("busy", "layer " + ref + " is used by " + std::to_string(in_use) +
+                        return fail(make_error(Code::busy, "layer " + ref + " is used by " + std::to_string(in_use) +
                                                            " live sandbox(es); destroy them first"));
                     if (auto r = store.remove(*l); !r) return fail(r.error());
                     rec["layer_removed"] = true;
@@ -126,7 +126,7 @@ static void add_gc(CLI::App& app, Context& ctx) {
     cmd->add_flag("-n,--dry-run", *dry_run, "only report what would be removed");
     cmd->callback([&ctx, dry_run] {
         ctx.action = [&ctx, dry_run]() -> Result<int> {
-            auto users = mount::layer_users(ctx.paths.run);
+            auto users = sandbox::layer_users(sandbox::Paths(ctx.paths));
             if (!users) return fail(users.error());
             std::set<std::string> in_use;
             for (auto& [d, n] : *users) in_use.insert(d);

@@ -19,7 +19,7 @@ void add_publish(CLI::App& app, Context& ctx) {
     cmd->callback([&ctx, opts] {
         ctx.action = [&ctx, opts]() -> Result<int> {
             if (!opts->name.empty() && opts->refs.size() != 1)
-                return fail(make_error("usage", "--name goes with exactly one REF"));
+                return fail(make_error(Code::usage, "--name goes with exactly one REF"));
             auto from = ctx.store();
             layer::Store to(opts->to);
             auto names = from.names();

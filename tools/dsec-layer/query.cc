@@ -16,7 +16,7 @@ static Result<std::vector<layer::Layer>> select(const layer::Store& store, const
         std::string kv = ref.substr(6);
         auto eq = kv.find('=');
         if (eq == std::string::npos || eq == 0)
-            return fail(make_error("usage", "\"" + ref + "\" is not of the form label=KEY=VALUE"));
+            return fail(make_error(Code::usage, "\"" + ref + "\" is not of the form label=KEY=VALUE"));
         return store.with_label(kv.substr(0, eq), kv.substr(eq + 1));
     }
     auto one = store.resolve(ref);

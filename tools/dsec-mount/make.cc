@@ -60,13 +60,13 @@ Result<Input> read_input(const layer::Store& store, const std::vector<std::strin
 // --at: one rootfs (given, or made from the layers) assembled at a directory.
 Result<int> assemble_at(const Context& ctx, const Opts& o, Input in) {
     if (in.rootfs.size() + (in.layers.empty() ? 0 : 1) != 1)
-        return fail(make_error("usage", "--at takes exactly one rootfs record or one stack of layers"));
+        return fail(make_error(Code::usage, "--at takes exactly one rootfs record or one stack of layers"));
     if (in.rootfs.empty()) {
         // A read-only view needs no sandbox directory.
         auto made = o.read_only ? mount::mount_stack(ctx.paths, in.layers, o.verify)
                                 : mount::make_rootfs(ctx.paths, in.layers, o.id, o.verify);
         if (!made) return fail(made.error());
-        if (made->id.empty()) made->id = o.id.empty() ? mount::new_id() : o.id;
+        if (made->id.empty()) made->id = o.id.empty() ? random_hex(kRootfsIdBytes) : o.id;
         in.rootfs.push_back(std::move(*made));
     }
     auto& rootfs = in.rootfs.front();
@@ -84,14 +84,14 @@ Result<int> assemble_at(const Context& ctx, const Opts& o, Input in) {
 }
 
 Result<int> run(const Context& ctx, const Opts& o) {
-    if (!o.id.empty() && o.count != 1) return fail(make_error("usage", "--id names one rootfs: drop --count"));
-    if (!o.at.empty() && o.count != 1) return fail(make_error("usage", "--at assembles one rootfs: drop --count"));
+    if (!o.id.empty() && o.count != 1) return fail(make_error(Code::usage, "--id names one rootfs: drop --count"));
+    if (!o.at.empty() && o.count != 1) return fail(make_error(Code::usage, "--at assembles one rootfs: drop --count"));
     auto in = read_input(ctx.store(), o.refs);
     if (!in) return fail(in.error());
     if (!o.at.empty()) return assemble_at(ctx, o, std::move(*in));
     if (in->layers.empty()) {
         if (jsonl::upstream_failed()) return cli::kExitFailed;
-        return fail(make_error("usage", "no layers: name them, or pipe `dsec-layer ls NAME...` in"));
+        return fail(make_error(Code::usage, "no layers: name them, or pipe `dsec-layer ls NAME...` in"));
     }
     // The first record mounts what is missing; the rest find every layer mounted.
     for (size_t i = 0; i < o.count; i++) {

@@ -1,7 +1,7 @@
 // dsec-mount ls and release: the layers mounted on this host and who uses them.
 #include "dsec/json/jsonl.h"
 #include "dsec/mount/layers.h"
-#include "dsec/mount/usage.h"
+#include "dsec/sandbox/state.h"
 #include "commands.h"
 
 namespace dsec::mount_tool {
@@ -31,8 +31,8 @@ Result<mount::MountedLayer> pick(const layer::Store& store, const std::vector<mo
         if (auto l = store.resolve(ref); l)
             for (auto& m : mounted)
                 if (m.digest == l->digest) hits.push_back(&m);
-    if (hits.size() > 1) return fail(make_error("ambiguous", "\"" + ref + "\" matches more than one mounted layer"));
-    if (hits.empty()) return fail(make_error("not_found", "no mounted layer \"" + ref + "\""));
+    if (hits.size() > 1) return fail(make_error(Code::ambiguous, "\"" + ref + "\" matches more than one mounted layer"));
+    if (hits.empty()) return fail(make_error(Code::not_found, "no mounted layer \"" + ref + "\""));
     return *hits.front();
 }
 
@@ -45,7 +45,7 @@ void add_query(CLI::App& app, Context& ctx) {
         ctx.action = [&ctx]() -> Result<int> {
             auto mounted = mount::mounted_layers(ctx.paths);
             if (!mounted) return fail(mounted.error());
-            auto users = mount::layer_users(ctx.paths.run);
+            auto users = sandbox::layer_users(sandbox::Paths(ctx.paths));
             if (!users) return fail(users.error());
             for (auto& m : *mounted)
                 if (auto r = jsonl::emit(mount_record(ctx.store(), m, users_of(*users, m.digest))); !r)
@@ -62,7 +62,7 @@ void add_query(CLI::App& app, Context& ctx) {
         ctx.action = [&ctx, refs]() -> Result<int> {
             auto mounted = mount::mounted_layers(ctx.paths);
             if (!mounted) return fail(mounted.error());
-            auto users = mount::layer_users(ctx.paths.run);
+            auto users = sandbox::layer_users(sandbox::Paths(ctx.paths));
             if (!users) return fail(users.error());
             auto store = ctx.store();
             std::vector<mount::MountedLayer> targets;
@@ -77,7 +77,7 @@ void add_query(CLI::App& app, Context& ctx) {
                     cli::report(m.error());
                     status = cli::kExitFailed;
                 } else if (size_t n = users_of(*users, m->digest); n > 0) {
-                    cli::report(make_error("busy",
+                    cli::report(make_error(Code::busy,
                                            "layer " + m->digest + " is used by " + std::to_string(n) +
                                                " live sandbox(es): destroy them first",
                                            m->path));

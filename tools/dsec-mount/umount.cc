@@ -14,7 +14,7 @@ void add_umount(CLI::App& app, Context& ctx) {
         ctx.action = [&ctx, dir]() -> Result<int> {
             // Layer mounts are shared by every sandbox: only release takes them down.
             if (mount::in_layers_dir(ctx.paths, *dir))
-                return fail(make_error("bad_input", "a layer mount: use `dsec-mount release`", *dir));
+                return fail(make_error(Code::bad_input, "a layer mount: use `dsec-mount release`", *dir));
             if (auto r = mount::detach(*dir); !r) return fail(r.error());
             return 0;
         };

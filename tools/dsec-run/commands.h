@@ -10,6 +10,7 @@
 
 #include "dsec/cli/cli.h"
 #include "dsec/json/jsonl.h"
+#include "dsec/sandbox/create_args.h"
 #include "dsec/sandbox/exec.h"
 #include "dsec/sandbox/sandbox.h"
 
@@ -26,15 +27,7 @@ struct Context {
     sandbox::Paths sandbox_paths() const { return sandbox::Paths(paths); }
 };
 
-/// The create options as typed; validated by to_options().
-struct CreateArgs {
-    std::string id, hostname, memory, cpus, pids, disk, workdir, user, network = "none", ttl, idle_ttl, policy;
-    std::string userns = "private", seccomp = "default", tmp_size, cpu_class = "latency";
-    std::vector<std::string> env, labels, layers, cap_add, cap_drop, ulimits, binds;
-    bool verify = false;
-    /// Errors: usage for an invalid value (exit 2).
-    Result<sandbox::CreateOptions> to_options() const;
-};
+using sandbox::CreateArgs;
 void add_create_options(CLI::App* cmd, CreateArgs& args);
 
 /// The exec options as typed.

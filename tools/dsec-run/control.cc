@@ -1,5 +1,6 @@
 // dsec-run kill and stats: signal a sandbox's commands; its resource use now.
 #include "dsec/cgroup/cgroup.h"
+#include "dsec/sandbox/open.h"
 #include "dsec/sandbox/signal.h"
 #include "commands.h"
 
@@ -46,20 +47,19 @@ void add_control(CLI::App& app, Context& ctx) {
             int rc = 0;
             for (auto& id : *ids) {
                 if (auto r = sandbox::check_id(id); !r) return fail(r.error());
-                auto state = sandbox::load(paths, id);
-                if (!state) {
-                    cli::report(std::move(state.error()).about(id));
+                auto opened = sandbox::open_sandbox(paths, id, sandbox::Need::any);
+                if (!opened) {
+                    cli::report(std::move(opened.error()).about(id));
                     rc = cli::kExitFailed;
                     continue;
                 }
-                auto found = sandbox::cgroup_of(paths, id);
-                if (!found) return fail(found.error());
-                const cgroup::Cgroup& cg = *found;
+                const sandbox::State* state = &opened->state;
+                const cgroup::Cgroup& cg = opened->cg;
                 auto mem = cg.memory_usage();
                 auto cpu = cg.cpu_usage_ns();
                 json rec = {{"type", "stats"},
                             {"id", id},
-                            {"state", state->value("state", "")},
+                            {"state", sandbox::lifecycle_name(state->lifecycle)},
                             {"memory_bytes", mem ? json(*mem) : json(nullptr)},
                             {"cpu_s", cpu ? json(double(*cpu) / 1e9) : json(nullptr)},
                             {"processes", cg.pids().size()},

@@ -34,17 +34,17 @@ Result<int> run_cp(Context& ctx, const CpArgs& a) {
     auto [src_id, src] = split_ref(a.src);
     auto [dst_id, dst] = split_ref(a.dst);
     if (src_id.empty() == dst_id.empty())
-        return fail(make_error("usage", "exactly one of SRC and DST must be ID:/path"));
+        return fail(make_error(Code::usage, "exactly one of SRC and DST must be ID:/path"));
     std::string id = src_id.empty() ? dst_id : src_id;
     if ((src_id.empty() ? dst : src).rfind('/', 0) != 0)
-        return fail(make_error("usage", "the path inside the sandbox must be absolute (ID:/path)"));
+        return fail(make_error(Code::usage, "the path inside the sandbox must be absolute (ID:/path)"));
     auto limits = limits_of(a);
     if (!limits) return fail(limits.error());
     auto paths = ctx.sandbox_paths();
     bool to_stdout = !src_id.empty() && dst == "-";
     if (to_stdout) {
         if (::isatty(STDOUT_FILENO))
-            return fail(make_error("usage", "refusing to write a tar stream to a terminal (redirect it)"));
+            return fail(make_error(Code::usage, "refusing to write a tar stream to a terminal (redirect it)"));
         cli::stdout_carries_data();
     }
     // Copy: a tar stream from stdin or to stdout, or a tree either way.

@@ -1,6 +1,5 @@
 // dsec-run create: rootfs records (or --layers) in, sandbox records out.
 #include "dsec/sandbox/limits.h"
-#include "dsec/sandbox/policy.h"
 #include "dsec/snapshot/reset.h"
 #include "commands.h"
 
@@ -43,120 +42,6 @@ void add_create_options(CLI::App* cmd, CreateArgs& a) {
         ->allow_extra_args(false);
 }
 
-namespace {
-// --ulimit nofile=1024:4096, core=0, fsize=1G (sizes take units).
-Status apply_ulimit(const std::string& text, ns::Rlimits& r) {
-    auto eq = text.find('=');
-    std::string name = text.substr(0, eq);
-    if (eq == std::string::npos) return fail(make_error("usage", "--ulimit \"" + text + "\" is not NAME=SOFT[:HARD]"));
-    std::string value = text.substr(eq + 1);
-    auto colon = value.find(':');
-    auto parse = [&](const std::string& v) -> Result<uint64_t> {
-        if (v == "unlimited") return uint64_t(RLIM_INFINITY);
-        return name == "nofile" ? sandbox::parse_count(v, "--ulimit nofile") : sandbox::parse_size(v);
-    };
-    auto soft = name == "core" && value.substr(0, colon) == "0" ? Result<uint64_t>(0) : parse(value.substr(0, colon));
-    if (!soft) return fail(soft.error());
-    auto hard = colon == std::string::npos ? soft : parse(value.substr(colon + 1));
-    if (!hard) return fail(hard.error());
-    if (*soft > *hard) return fail(make_error("usage", "--ulimit " + text + ": soft limit above hard limit"));
-    if (name == "nofile") {
-        r.nofile_soft = *soft;
-        r.nofile_hard = *hard;
-    } else if (name == "core" && *soft == *hard) {
-        r.core = *soft;
-    } else if (name == "fsize" && *soft == *hard) {
-        r.fsize = *soft;
-    } else {
-        return fail(make_error("usage", "--ulimit takes nofile=SOFT[:HARD], core=N or fsize=SIZE, got \"" + text + "\""));
-    }
-    return {};
-}
-}  // namespace
-
-Result<sandbox::CreateOptions> CreateArgs::to_options() const {
-    sandbox::CreateOptions o;
-    o.id = id;
-    o.hostname = hostname;
-    if (!id.empty())
-        if (auto r = sandbox::check_id(id); !r) return fail(make_error("usage", r.error().message));
-    if (hostname.size() > 63) return fail(make_error("usage", "--hostname is longer than 63 characters"));
-    auto size = [](const std::string& s, uint64_t& out) -> Status {
-        if (s.empty()) return {};
-        auto v = sandbox::parse_size(s);
-        if (!v) return fail(v.error());
-        out = *v;
-        return {};
-    };
-    if (auto r = size(memory, o.limits.memory); !r) return fail(r.error());
-    if (auto r = size(disk, o.disk); !r) return fail(r.error());
-    if (!cpus.empty()) {
-        auto c = sandbox::parse_cpus(cpus);
-        if (!c) return fail(c.error());
-        o.limits.cpus = *c;
-    }
-    o.limits.pids = sandbox::kDefaultPids;
-    if (pids == "max") {
-        o.limits.pids = 0;
-    } else if (!pids.empty()) {
-        auto p = sandbox::parse_count(pids, "--pids");
-        if (!p) return fail(p.error());
-        o.limits.pids = *p;
-    }
-    if (auto r = size(tmp_size, o.tmp_size); !r) return fail(r.error());
-    o.security.userns = userns != "host";
-    auto caps = ns::change_caps(ns::default_caps(), cap_add, cap_drop);
-    if (!caps) return fail(caps.error());
-    o.security.caps = *caps;
-    for (auto& u : ulimits)
-        if (auto r = apply_ulimit(u, o.security.rlimits); !r) return fail(r.error());
-    if (seccomp != "default" && seccomp != "unconfined") {
-        if (!fs::exists(seccomp)) return fail(make_error("usage", "--seccomp profile not found", seccomp));
-        char* abs = ::realpath(seccomp.c_str(), nullptr);
-        o.security.seccomp = abs ? abs : seccomp;
-        std::free(abs);
-    } else {
-        o.security.seccomp = seccomp;
-    }
-    auto cls = sandbox::parse_cpu_class(cpu_class);
-    if (!cls) return fail(cls.error());
-    o.cpu_class = *cls;
-    for (auto [text, out] : {std::pair{&ttl, &o.ttl_ms}, std::pair{&idle_ttl, &o.idle_ttl_ms}}) {
-        if (text->empty()) continue;
-        auto d = sandbox::parse_duration_ms(*text);
-        if (!d) return fail(d.error());
-        *out = *d;
-    }
-    if (auto r = sandbox::check_env(env, "--env"); !r) return fail(r.error());
-    o.env = env;
-    if (!user.empty())
-        if (auto u = parse::check_user(user); !u) return fail(u.error());
-    o.user = user;
-    if (!workdir.empty() && workdir[0] != '/') return fail(make_error("usage", "--workdir must be an absolute path"));
-    o.workdir = workdir;
-    o.network = network;
-    if (!binds.empty() && userns == "host")
-        return fail(make_error("usage", "--bind needs the sandbox's own user namespace: not with --userns host"));
-    for (auto& text : binds) {
-        auto b = sandbox::parse_bind(text);
-        if (!b) return fail(b.error());
-        o.binds.push_back(*b);
-    }
-    for (auto& l : labels) {
-        auto eq = l.find('=');
-        if (eq == std::string::npos || eq == 0) return fail(make_error("usage", "--label \"" + l + "\" is not k=v"));
-        o.labels[l.substr(0, eq)] = l.substr(eq + 1);
-    }
-    if (!policy.empty()) {
-        if (!fs::exists(policy)) return fail(make_error("usage", "--policy file not found", policy));
-        if (auto r = sandbox::use_policy(policy, o); !r) return fail(r.error());
-    }
-    auto init = sandbox::find_init();
-    if (!init) return fail(init.error());
-    o.init_program = *init;
-    return o;
-}
-
 Result<std::vector<json>> read_records() {
     jsonl::Reader reader;
     std::vector<json> out;
@@ -188,7 +73,7 @@ void add_create(CLI::App& app, Context& ctx) {
             options->layer_store = ctx.paths.layers();
             auto paths = ctx.sandbox_paths();
             if (!o->args.layers.empty()) {
-                std::string id = options->id.empty() ? sandbox::random_id() : options->id;
+                std::string id = options->id.empty() ? random_hex(kSandboxIdBytes) : options->id;
                 auto rootfs = rootfs_from_layers(ctx, o->args.layers, id, o->args.verify);
                 if (!rootfs) return fail(rootfs.error());
                 auto rec = sandbox::create(paths, *rootfs, *options);
@@ -202,12 +87,12 @@ void add_create(CLI::App& app, Context& ctx) {
             auto records = read_records();
             if (!records) return fail(records.error());
             if (!options->id.empty() && records->size() > 1)
-                return fail(make_error("usage", "--id names one sandbox, but stdin has " +
+                return fail(make_error(Code::usage, "--id names one sandbox, but stdin has " +
                                                     std::to_string(records->size()) + " rootfs records"));
             size_t failed = for_each_parallel(records->size(), o->parallel, [&](size_t i) -> Status {
                 const json& r = (*records)[i];
                 if (jsonl::type_of(r) != "rootfs")
-                    return fail(make_error("bad_input", "expected a rootfs record, got type \"" + jsonl::type_of(r) +
+                    return fail(make_error(Code::bad_input, "expected a rootfs record, got type \"" + jsonl::type_of(r) +
                                                             "\" (pipe dsec-mount's output)"));
                 auto rootfs = mount::Rootfs::from_record(r);
                 if (!rootfs) return fail(std::move(rootfs.error()).about(r.value("id", "")));

@@ -9,8 +9,8 @@ namespace dsec::run_tool {
 Result<int> exec_detached(const Context& ctx, const std::string& id, const ExecArgs& args,
                           const sandbox::ExecOptions& options) {
     // Nothing to relay or show: the command's stdin is /dev/null, its output goes to files.
-    if (args.tty || args.interactive) return fail(make_error("usage", "--detach does not mix with --tty or --interactive"));
-    if (args.json) return fail(make_error("usage", "--detach prints an exec record, not a result: drop --json"));
+    if (args.tty || args.interactive) return fail(make_error(Code::usage, "--detach does not mix with --tty or --interactive"));
+    if (args.json) return fail(make_error(Code::usage, "--detach prints an exec record, not a result: drop --json"));
     auto paths = ctx.sandbox_paths();
     std::vector<std::string> ids;
     if (!id.empty()) ids.push_back(id);

@@ -22,11 +22,11 @@ void add_exec_options(CLI::App* cmd, ExecArgs& a, bool overrides) {
 Result<sandbox::ExecOptions> ExecArgs::to_options(const std::vector<std::string>& argv) const {
     sandbox::ExecOptions o;
     o.argv = argv;
-    if (argv.empty()) return fail(make_error("usage", "no command: put it after \"--\""));
+    if (argv.empty()) return fail(make_error(Code::usage, "no command: put it after \"--\""));
     o.capture = json;
     o.tty = tty;
-    if (json && tty) return fail(make_error("usage", "--json and --tty do not mix"));
-    if (interactive && no_stdin) return fail(make_error("usage", "--interactive and --no-stdin do not mix"));
+    if (json && tty) return fail(make_error(Code::usage, "--json and --tty do not mix"));
+    if (interactive && no_stdin) return fail(make_error(Code::usage, "--interactive and --no-stdin do not mix"));
     // Our stdin is relayed through a pipe (never handed over): streaming mode relays it
     // unless --no-stdin, --json only with -i (as docker does without -i).
     o.input = interactive || (!json && !no_stdin) ? sandbox::Stdin::relay : sandbox::Stdin::null;
@@ -83,8 +83,8 @@ void add_exec(CLI::App& app, Context& ctx) {
                 return r->exit_code;
             }
             // A batch: stdin holds records, so the commands cannot read it; results are records.
-            if (options->tty) return fail(make_error("usage", "--tty needs one sandbox ID"));
-            if (o->args.interactive) return fail(make_error("usage", "--interactive needs one sandbox ID"));
+            if (options->tty) return fail(make_error(Code::usage, "--tty needs one sandbox ID"));
+            if (o->args.interactive) return fail(make_error(Code::usage, "--interactive needs one sandbox ID"));
             options->capture = true;
             options->input = sandbox::Stdin::null;
             auto records = read_records();

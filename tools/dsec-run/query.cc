@@ -8,44 +8,15 @@
 #include "dsec/sandbox/activity.h"
 #include "dsec/sandbox/detached.h"
 #include "dsec/sandbox/listing.h"
+#include "dsec/sandbox/live.h"
 #include "dsec/sandbox/network.h"
+#include "dsec/sys/parse.h"
 #include "commands.h"
 #include "dsec/cli/table.h"
 
 namespace dsec::run_tool {
 
 namespace {
-// The live view of one sandbox: its state plus what the kernel says now; nullopt when it
-// was destroyed since it was listed.
-std::optional<json> live_record(const sandbox::Paths& paths, const std::string& id, bool full) {
-    auto state = sandbox::listed_state(paths, id);
-    if (!state) return std::nullopt;
-    const json& st = *state;
-    std::string s = st.value("state", "broken");
-    if (s == "running" && !sandbox::init_alive(st)) s = "dead";
-    json rec = full ? sandbox::public_record(st) : json{{"type", "sandbox"}, {"v", 1}, {"id", id}};
-    rec["state"] = s;
-    rec["age_s"] = sandbox::now_unix() - st.value("created_unix", sandbox::now_unix());
-    // The last exec is the activity file's mtime (written without touching the state).
-    int64_t used = sandbox::last_use_unix(paths, id);
-    rec["last_exec"] = used > 0 ? json(layer::rfc3339(used)) : st.value("last_exec", json(nullptr));
-    rec["labels"] = st.value("labels", json::object());
-    // Always present, so a reader never guesses what a missing field means: null when
-    // the kernel has no figure (a sandbox whose cgroup is gone).
-    rec["memory"] = nullptr;
-    rec["cpu_s"] = nullptr;
-    rec["oom_kills"] = 0;
-    if (auto layout = cgroup::detect(); layout) {
-        cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
-        if (auto m = cg.memory_usage(); m) rec["memory"] = *m;
-        if (auto c = cg.cpu_usage_ns(); c) rec["cpu_s"] = double(*c) / 1e9;
-        rec["oom_kills"] = cg.oom_kills();
-        if (s == "running" && cg.frozen()) rec["state"] = "paused";
-    }
-    if (full && st.contains("egress")) rec["egress_denials"] = sandbox::egress_counts(paths, id);
-    return rec;
-}
-
 // What `ls` keeps: all labels, the state, an age window, a layer in the stack.
 struct LsFilter {
     std::vector<std::string> labels;
@@ -61,10 +32,9 @@ struct LsMatch {
 
 Result<LsMatch> compile(const LsFilter& f, const Context& ctx) {
     LsMatch m;
-    for (auto& kv : f.labels) {
-        auto eq = kv.find('=');
-        m.labels.emplace_back(kv.substr(0, eq), eq == std::string::npos ? "" : kv.substr(eq + 1));
-    }
+    auto labels = parse::parse_labels(f.labels);
+    if (!labels) return fail(labels.error());
+    m.labels.assign(labels->begin(), labels->end());
     m.state = f.state;
     for (auto [text, out] : {std::pair{&f.older_than, &m.min_age_s}, std::pair{&f.newer_than, &m.max_age_s}}) {
         if (text->empty()) continue;
@@ -97,7 +67,7 @@ bool matches(const sandbox::Paths& paths, const std::string& id, const json& rec
     if ((m.min_age_s && age < *m.min_age_s) || (m.max_age_s && age > *m.max_age_s)) return false;
     if (!m.layer.empty()) {
         auto state = sandbox::load(paths, id);
-        if (!state || !has_layer(*state, m)) return false;
+        if (!state || !has_layer(state->extra, m)) return false;
     }
     return true;
 }
@@ -126,7 +96,7 @@ void add_query(CLI::App& app, Context& ctx) {
             if (!match) return fail(match.error());
             cli::Table table({"ID", "STATE", "AGE", "MEM", "CPU", "LABELS"});
             for (auto& id : sandbox::list_ids(paths)) {
-                auto live = live_record(paths, id, false);
+                auto live = sandbox::live_record(paths, id, false);
                 if (!live) continue;
                 json& rec = *live;
                 if (!matches(paths, id, rec, *match)) continue;
@@ -161,9 +131,9 @@ void add_query(CLI::App& app, Context& ctx) {
             int rc = 0;
             for (auto& id : *ids) {
                 if (auto r = sandbox::check_id(id); !r) return fail(r.error());
-                auto live = live_record(paths, id, true);
+                auto live = sandbox::live_record(paths, id, true);
                 if (!live) {
-                    cli::report(make_error("not_found", "no sandbox \"" + id + "\" (unknown or destroyed)", id).about(id));
+                    cli::report(make_error(Code::not_found, "no sandbox \"" + id + "\" (unknown or destroyed)", id).about(id));
                     rc = cli::kExitFailed;
                     continue;
                 }

@@ -22,14 +22,14 @@ void add_run(CLI::App& app, Context& ctx) {
                   "keep the writable upper on local disk as create does (default: in memory, at most --disk)");
     cmd->callback([&ctx, o] {
         ctx.action = [&ctx, o]() -> Result<int> {
-            if (o->create.layers.empty()) return fail(make_error("usage", "run needs --layers"));
+            if (o->create.layers.empty()) return fail(make_error(Code::usage, "run needs --layers"));
             auto copts = o->create.to_options();
             if (!copts) return fail(copts.error());
             copts->layer_store = ctx.paths.layers();
             auto eopts = o->exec.to_options(ctx.command);
             if (!eopts) return fail(eopts.error());
             auto paths = ctx.sandbox_paths();
-            std::string id = copts->id.empty() ? sandbox::random_id() : copts->id;
+            std::string id = copts->id.empty() ? random_hex(kSandboxIdBytes) : copts->id;
             copts->id = id;
             // Nothing of a one-shot sandbox outlives it, so its upper is a tmpfs: no directories
             // made and removed on the host's disk (each removal a discard where the disk

@@ -54,7 +54,7 @@ void add_session(CLI::App& app, Context& ctx) {
     exec->add_option("--output-limit", ex->output_limit, "bytes of stdout and of stderr kept (default 1M)");
     exec->callback([&ctx, ex] {
         ctx.action = [&ctx, ex]() -> Result<int> {
-            if (ctx.command.empty()) return fail(make_error("usage", "no command: put it after \"--\""));
+            if (ctx.command.empty()) return fail(make_error(Code::usage, "no command: put it after \"--\""));
             auto ref = sandbox::SessionRef::parse(ex->session);
             if (!ref) return fail(ref.error());
             sandbox::ExecOptions o;

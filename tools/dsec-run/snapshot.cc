@@ -65,7 +65,7 @@ void add_fork(CLI::App& app, Context& ctx) {
             // The source's create options, read before its files are taken.
             auto state = sandbox::load(paths, o->id);
             if (!state) return fail(std::move(state.error()).about(o->id));
-            auto options = snapshot::options_like(*state);
+            auto options = snapshot::options_like(state->to_record());
             if (!options) return fail(options.error());
             // Its current files as a layer on top of its own layers.
             auto snap = snapshot::take(paths, store, o->id, o->snap);
@@ -74,7 +74,7 @@ void add_fork(CLI::App& app, Context& ctx) {
             layers.push_back(snap->layer.digest);
             // One create per fork over those layers.
             size_t failed = for_each_parallel(o->count, o->parallel, [&](size_t) -> Status {
-                std::string id = sandbox::random_id();
+                std::string id = random_hex(kSandboxIdBytes);
                 auto rootfs = rootfs_from_layers(ctx, layers, id, false);
                 if (!rootfs) return fail(rootfs.error());
                 auto rec = sandbox::create(paths, *rootfs, *options);

@@ -63,7 +63,7 @@ Result<uint64_t> read_limit(const std::string& name) {
     try {
         return std::stoull(*text);
     } catch (const std::exception&) {
-        return fail(make_error("bad_input", "not a number: " + *text, sysctl_path(name)));
+        return fail(make_error(Code::bad_input, "not a number: " + *text, sysctl_path(name)));
     }
 }
 

@@ -50,14 +50,14 @@ Result<uint64_t> cgroup_memory_of(int pid) {
         file = "/sys/fs/cgroup" + cg.substr(3) + "/memory.current";
         if (!fs::exists(file)) file = "/sys/fs/cgroup/unified" + cg.substr(3) + "/memory.current";
     } else {
-        return fail(make_error("not_found", "no memory cgroup", "/proc/" + std::to_string(pid) + "/cgroup"));
+        return fail(make_error(Code::not_found, "no memory cgroup", "/proc/" + std::to_string(pid) + "/cgroup"));
     }
     auto value = fs::read_file(file);
     if (!value) return fail(value.error());
     try {
         return std::stoull(*value);
     } catch (const std::exception&) {
-        return fail(make_error("bad_input", "not a number", file));
+        return fail(make_error(Code::bad_input, "not a number", file));
     }
 }
 

@@ -56,7 +56,7 @@ std::string gnuplot_script(const std::vector<Panel>& panels, const std::string& 
 
 Status plot_svg(const std::vector<Panel>& panels, const std::string& svg) {
     if (find_tool("gnuplot").empty())
-        return fail(make_error("not_found", "gnuplot is not installed (Debian: gnuplot-nox)", "gnuplot"));
+        return fail(make_error(Code::not_found, "gnuplot is not installed (Debian: gnuplot-nox)", "gnuplot"));
     const char* tmp = std::getenv("TMPDIR");
     auto dir = fs::TempDir::make(tmp && *tmp ? tmp : "/tmp", "dsec-plot.");
     if (!dir) return fail(dir.error());

@@ -18,7 +18,7 @@ const char* fill_name(Fill f) { return f == Fill::random ? "random" : "text"; }
 Result<Fill> parse_fill(const std::string& text) {
     if (text == "text") return Fill::text;
     if (text == "random") return Fill::random;
-    return fail(make_error("usage", "--fill must be text or random, got \"" + text + "\""));
+    return fail(make_error(Code::usage, "--fill must be text or random, got \"" + text + "\""));
 }
 
 std::string touch_command(Fill fill, uint64_t shared, uint64_t own, const std::string& shared_file) {
@@ -79,7 +79,7 @@ nlohmann::json KsmSettings::to_json() const {
 }
 
 Result<KsmSettings> read_ksm_settings(const std::string& dir) {
-    if (!fs::exists(dir + "/run")) return fail(make_error("unsupported", "the kernel has no KSM", dir));
+    if (!fs::exists(dir + "/run")) return fail(make_error(Code::unsupported, "the kernel has no KSM", dir));
     KsmSettings s;
     for (auto [field, name] : {std::pair{&s.run, "run"}, {&s.pages_to_scan, "pages_to_scan"},
                                {&s.sleep_millisecs, "sleep_millisecs"}}) {

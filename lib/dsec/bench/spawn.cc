@@ -70,7 +70,7 @@ void pump(Fd& in, const std::string& input, Fd& out, std::string* out_text, Fd& 
 }  // namespace
 
 Result<Ran> spawn(const std::vector<std::string>& argv, const SpawnOptions& opts) {
-    if (argv.empty()) return fail(make_error("usage", "nothing to run"));
+    if (argv.empty()) return fail(make_error(Code::usage, "nothing to run"));
     auto in = make_pipe();
     auto out = make_pipe();
     auto err = make_pipe();
@@ -96,7 +96,7 @@ Result<Ran> spawn(const std::vector<std::string>& argv, const SpawnOptions& opts
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) {
         Error e = errno_error(rc, "spawn", argv[0]);
-        if (rc == ENOENT) e.code = "not_found";
+        if (rc == ENOENT) e.code = Code::not_found;
         return fail(std::move(e));
     }
     in->first.reset();
@@ -125,7 +125,7 @@ Result<Ran> spawn_checked(const std::vector<std::string>& argv, const SpawnOptio
     if (!ran) return ran;
     if (ran->status != 0) {
         std::string tail = last_line(ran->err_tail);
-        Error e = make_error("helper_failed", argv[0] + " exited with status " + std::to_string(ran->status) +
+        Error e = make_error(Code::helper_failed, argv[0] + " exited with status " + std::to_string(ran->status) +
                                                   (tail.empty() ? "" : ": " + tail));
         e.op = argv.size() > 1 ? argv[0] + " " + argv[1] : argv[0];
         return fail(std::move(e));

@@ -74,7 +74,7 @@ void unmount_below(const std::string& dir) {
 
 Status make_busybox_tree(const std::string& dir) {
     if (::access("/bin/busybox", X_OK) != 0)
-        return fail(make_error("not_found", "busybox is needed for the default tree (busybox-static)", "/bin/busybox"));
+        return fail(make_error(Code::not_found, "busybox is needed for the default tree (busybox-static)", "/bin/busybox"));
     for (auto sub : {"bin", "sbin", "etc", "tmp", "proc", "sys", "dev", "root", "usr/bin"})
         if (auto r = fs::mkdir_p(dir + "/" + sub); !r) return fail(r.error());
     std::error_code ec;

@@ -93,7 +93,7 @@ Status Cgroup::create(const Limits& limits) {
     auto need = [&](const char* ctrl, const std::string& file) -> Result<std::string> {
         std::string dir = dir_for(ctrl);
         if (dir.empty() || !fs::exists(dir + "/" + file))
-            return fail(make_error("unsupported", std::string("no ") + ctrl + " controller for this cgroup", dir));
+            return fail(make_error(Code::unsupported, std::string("no ") + ctrl + " controller for this cgroup", dir));
         return dir;
     };
     if (limits.memory) {
@@ -151,7 +151,7 @@ Result<uint64_t> Cgroup::memory_usage() const {
 
 Result<uint64_t> Cgroup::cpu_usage_ns() const {
     if (layout_.on_v1("cpuacct")) return read_number(dir_for("cpuacct") + "/cpuacct.usage");
-    if (!fs::exists(unified_ + "/cpu.stat")) return fail(make_error("unsupported", "no cpu accounting", unified_));
+    if (!fs::exists(unified_ + "/cpu.stat")) return fail(make_error(Code::unsupported, "no cpu accounting", unified_));
     return read_key(unified_ + "/cpu.stat", "usage_usec") * 1000;
 }
 
@@ -184,7 +184,7 @@ struct Freezer {
 Result<Freezer> freezer_of(const std::string& unified, const std::string& v1_dir) {
     if (!unified.empty() && fs::exists(unified + "/cgroup.freeze")) return Freezer{unified + "/cgroup.freeze", true};
     if (!v1_dir.empty() && fs::exists(v1_dir + "/freezer.state")) return Freezer{v1_dir + "/freezer.state", false};
-    return fail(make_error("unsupported", "no cgroup freezer for this sandbox", unified.empty() ? v1_dir : unified));
+    return fail(make_error(Code::unsupported, "no cgroup freezer for this sandbox", unified.empty() ? v1_dir : unified));
 }
 }  // namespace
 
@@ -201,7 +201,7 @@ Status Cgroup::freeze() const {
         }
         backoff(round);
     }
-    return fail(make_error("busy", "the sandbox's processes did not freeze", f->file));
+    return fail(make_error(Code::busy, "the sandbox's processes did not freeze", f->file));
 }
 
 Status Cgroup::thaw() const {
@@ -235,7 +235,7 @@ Status Cgroup::kill_all() const {
         }
         backoff(round);
     }
-    return fail(make_error("busy", "processes survive in the sandbox's cgroup", dirs_.empty() ? "" : dirs_.front()));
+    return fail(make_error(Code::busy, "processes survive in the sandbox's cgroup", dirs_.empty() ? "" : dirs_.front()));
 }
 
 Status Cgroup::remove() const {

@@ -72,7 +72,7 @@ Result<Layout> parse_mountinfo(std::string_view mountinfo) {
                     if (opt == c && !layout.v1.count(opt)) layout.v1[opt] = mountpoint;
         }
     }
-    if (!any) return fail(make_error("not_found", "no cgroup filesystem is mounted", "/proc/self/mountinfo"));
+    if (!any) return fail(make_error(Code::not_found, "no cgroup filesystem is mounted", "/proc/self/mountinfo"));
     if (layout.v1.empty()) layout.mode = Mode::v2;
     else layout.mode = layout.unified.empty() ? Mode::v1 : Mode::hybrid;
     return layout;
@@ -80,7 +80,7 @@ Result<Layout> parse_mountinfo(std::string_view mountinfo) {
 
 Result<Layout> detect() {
     static std::once_flag once;
-    static Result<Layout> cached = fail(make_error("internal", "cgroup layout not read"));
+    static Result<Layout> cached = fail(make_error(Code::internal, "cgroup layout not read"));
     std::call_once(once, [] {
         auto text = fs::read_file("/proc/self/mountinfo");
         cached = text ? parse_mountinfo(*text) : Result<Layout>(fail(text.error()));

@@ -91,7 +91,7 @@ int main(CLI::App& app, int argc, char** argv, const std::function<Result<int>()
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        Error err = make_error("usage", usage_message(app, e.what()));
+        Error err = make_error(Code::usage, usage_message(app, e.what()));
         if (!::isatty(STDOUT_FILENO)) {
             auto rec = err.to_record();
             rec["tool"] = app.get_name();
@@ -105,22 +105,22 @@ int main(CLI::App& app, int argc, char** argv, const std::function<Result<int>()
         // Said up front: run without root, every tool would fail later with a raw EACCES or
         // EPERM, or worse, answer not_found, busy or an empty list.
         if (::geteuid() != 0)
-            outcome = fail(make_error("permission", app.get_name() +
+            outcome = fail(make_error(Code::permission, app.get_name() +
                                                         " needs root: it mounts filesystems and makes namespaces and "
                                                         "cgroups (run it as root, e.g. with sudo)"));
         else
             outcome = body();
     } catch (const std::exception& e) {
-        outcome = fail(make_error("internal", e.what()));
+        outcome = fail(make_error(Code::internal, e.what()));
     }
     if (!outcome) {
         const Error& e = outcome.error();
-        if (interrupted() || e.code == "interrupted") {
+        if (interrupted() || e.code == Code::interrupted) {
             report(interrupted_error());
             return kExitInterrupted;
         }
         report(e);
-        return e.code == "usage" ? kExitUsage : kExitFailed;
+        return e.code == Code::usage ? kExitUsage : kExitFailed;
     }
     if (interrupted()) {
         report(interrupted_error());

@@ -12,7 +12,7 @@
 namespace dsec::copy {
 
 namespace {
-Error bad(const std::string& why, const std::string& path) { return make_error("bad_input", why, path); }
+Error bad(const std::string& why, const std::string& path) { return make_error(Code::bad_input, why, path); }
 
 struct timespec time_of(const Entry& e) { return {time_t(e.mtime), e.mtime_ns}; }
 

@@ -8,7 +8,7 @@
 namespace dsec::copy {
 
 namespace {
-Error bad(const std::string& why, const std::string& path) { return make_error("bad_input", why, path); }
+Error bad(const std::string& why, const std::string& path) { return make_error(Code::bad_input, why, path); }
 
 constexpr struct {
     unsigned bit;
@@ -78,7 +78,7 @@ const char* special_name(unsigned mode) {
 }
 
 Error too_large(const std::string& what, uint64_t cap, const char* option, const std::string& path) {
-    return make_error("too_large", "the copy holds more than " + std::to_string(cap) + " " + what + " (" + option + ")",
+    return make_error(Code::too_large, "the copy holds more than " + std::to_string(cap) + " " + what + " (" + option + ")",
                       path);
 }
 

@@ -17,7 +17,7 @@ constexpr size_t kBlock = size_t(1) << 16;
 using ArchivePtr = std::unique_ptr<struct archive, int (*)(struct archive*)>;
 using EntryPtr = std::unique_ptr<struct archive_entry, void (*)(struct archive_entry*)>;
 
-Error bad(const std::string& why, const std::string& path) { return make_error("bad_input", why, path); }
+Error bad(const std::string& why, const std::string& path) { return make_error(Code::bad_input, why, path); }
 
 // The read side of libarchive: our own callback, so that a failed read keeps its errno
 // apart from a malformed archive.
@@ -84,7 +84,7 @@ Result<bool> to_entry(struct archive_entry* ae, Entry& e, const char*& skip) {
 
 Status read_tar(int fd, const std::string& name, Guard& guard) {
     ArchivePtr a(archive_read_new(), archive_read_free);
-    if (!a) return fail(make_error("internal", "archive_read_new failed"));
+    if (!a) return fail(make_error(Code::internal, "archive_read_new failed"));
     archive_read_support_format_tar(a.get());
     In in{fd};
     if (archive_read_open(a.get(), &in, nullptr, read_cb, nullptr) != ARCHIVE_OK)

@@ -50,7 +50,7 @@ Result<net::RuleTable> compile_rules(const NetworkRules& rules, const Resolved& 
         }
         auto found = resolved.find(d.domain);
         if (found == resolved.end())
-            return fail(make_error("unresolved", "domain \"" + d.domain + "\" has not been resolved"));
+            return fail(make_error(Code::unresolved, "domain \"" + d.domain + "\" has not been resolved"));
         for (auto& text : found->second) {
             Destination one = d;
             one.domain.clear();
@@ -58,12 +58,12 @@ Result<net::RuleTable> compile_rules(const NetworkRules& rules, const Resolved& 
             one.prefix = one.family == AF_INET6 ? 128 : 32;
             one.addr = {};
             if (::inet_pton(one.family, text.c_str(), one.addr.data()) != 1)
-                return fail(make_error("bad_input", "domain \"" + d.domain + "\": \"" + text + "\" is not an address"));
+                return fail(make_error(Code::bad_input, "domain \"" + d.domain + "\": \"" + text + "\" is not an address"));
             add_range(one, table);
         }
     }
     if (table.size() > DSEC_EGRESS_MAX_RULES)
-        return fail(make_error("too_many", "network.allow compiles to " + std::to_string(table.size()) +
+        return fail(make_error(Code::too_many, "network.allow compiles to " + std::to_string(table.size()) +
                                                " (range, ports) rules; at most " +
                                                std::to_string(DSEC_EGRESS_MAX_RULES) + " fit"));
     return table;
@@ -145,7 +145,7 @@ Result<NetworkRules> with_removed(NetworkRules rules, const std::vector<Destinat
         auto before = rules.allow.size();
         std::erase_if(rules.allow, matches);
         if (rules.allow.size() == before)
-            return fail(make_error("not_found", "no allowed destination matches " + record.dump()));
+            return fail(make_error(Code::not_found, "no allowed destination matches " + record.dump()));
     }
     return rules;
 }

@@ -40,7 +40,7 @@ int helper_entry(void* p) {
 Status in_mount_namespace(int init_pid, unsigned long long init_start, MountNsWork work, void* arg, const char* what) {
     Fd pidfd(int(::syscall(SYS_pidfd_open, init_pid, 0)));
     if (!pidfd || !mount::process_alive(init_pid, init_start))
-        return fail(make_error("not_running", "the sandbox's init process is gone"));
+        return fail(make_error(Code::not_running, "the sandbox's init process is gone"));
     int p[2];
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
     Fd rd(p[0]), wr(p[1]);

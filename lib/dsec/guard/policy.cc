@@ -183,7 +183,7 @@ Result<PolicyLimits> parse_limits(const json& j) {
 }  // namespace
 
 Error policy_error(const std::string& field, const std::string& what) {
-    return make_error("bad_input", "policy: " + field + ": " + what);
+    return make_error(Code::bad_input, "policy: " + field + ": " + what);
 }
 
 Status only_keys(const json& j, std::initializer_list<std::string_view> known, const std::string& where) {

@@ -30,7 +30,7 @@ json policy_record(const Policy& p) {
 Result<std::string> seccomp_profile_with(std::string_view base_profile, const SyscallRules& rules) {
     json base = json::parse(base_profile, nullptr, false);
     if (base.is_discarded() || !base.is_object() || !base.contains("rules") || !base["rules"].is_array())
-        return fail(make_error("bad_input", "the base seccomp profile is not a profile object with \"rules\""));
+        return fail(make_error(Code::bad_input, "the base seccomp profile is not a profile object with \"rules\""));
     auto never = never_allowed_syscalls();
     for (size_t i = 0; i < rules.allow.size(); i++)
         if (std::find(never.begin(), never.end(), rules.allow[i]) != never.end())

@@ -52,7 +52,7 @@ scmp_compare scmp_op(ArgOp op) {
 
 Error scmp_error(int rc, const std::string& op, const std::string& what) {
     Error e = errno_error(-rc, op);
-    e.code = "seccomp";
+    e.code = Code::seccomp;
     e.message = what;
     return e;
 }
@@ -86,7 +86,7 @@ Status add_rule(scmp_filter_ctx ctx, const Rule& rule, size_t index) {
         // A Profile made in code rather than parsed may carry names only.
         int nr = s < rule.numbers.size() ? rule.numbers[s] : seccomp_syscall_resolve_name(rule.syscalls[s].c_str());
         if (nr == __NR_SCMP_ERROR)
-            return fail(make_error("bad_input", "rule " + std::to_string(index) + ": unknown syscall \"" +
+            return fail(make_error(Code::bad_input, "rule " + std::to_string(index) + ": unknown syscall \"" +
                                                     rule.syscalls[s] + "\""));
         for (const auto& cmps : lists) {
             int rc = seccomp_rule_add_array(ctx, action, nr, unsigned(cmps.size()), cmps.data());
@@ -110,7 +110,7 @@ Result<std::string> export_bpf(scmp_filter_ctx ctx) {
     while (done < bpf.size()) {
         ssize_t n = ::pread(mem.get(), bpf.data() + done, bpf.size() - done, off_t(done));
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return fail(n < 0 ? sys_error("pread", "memfd") : make_error("io", "short read of the exported filter"));
+        if (n <= 0) return fail(n < 0 ? sys_error("pread", "memfd") : make_error(Code::io, "short read of the exported filter"));
         done += size_t(n);
     }
     return bpf;
@@ -132,7 +132,7 @@ std::string filter_digest(std::string_view profile_json) {
 
 Result<std::string> compile_seccomp(const Profile& profile) {
     Ctx ctx(seccomp_init(scmp_action(profile.default_action, 0)), seccomp_release);
-    if (!ctx) return fail(make_error("seccomp", "seccomp_init failed"));
+    if (!ctx) return fail(make_error(Code::seccomp, "seccomp_init failed"));
     // The loader sets no_new_privs itself, before it loads the program.
     if (int rc = seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_NNP, 0); rc < 0)
         return fail(scmp_error(rc, "seccomp_attr_set", "SCMP_FLTATR_CTL_NNP"));
@@ -166,7 +166,7 @@ Result<std::string> read_seccomp_filter(const std::string& path) {
     if (!bpf) return fail(bpf.error());
     size_t n = bpf->size();
     if (n == 0 || n % sizeof(sock_filter) != 0 || n / sizeof(sock_filter) > BPF_MAXINSNS)
-        return fail(make_error("corrupt",
+        return fail(make_error(Code::corrupt,
                                "a seccomp filter of " + std::to_string(n) + " bytes: not 1 to " +
                                    std::to_string(BPF_MAXINSNS) + " instructions of " +
                                    std::to_string(sizeof(sock_filter)) + " bytes",

@@ -32,7 +32,7 @@ std::optional<E> lookup(const std::pair<E, std::string_view> (&table)[N], std::s
 }
 
 Error bad(const std::string& where, const std::string& what) {
-    return make_error("bad_input", "seccomp profile: " + where + ": " + what);
+    return make_error(Code::bad_input, "seccomp profile: " + where + ": " + what);
 }
 
 // Refuses keys outside `known`: a typo ("arg" for "args") must not drop a condition.

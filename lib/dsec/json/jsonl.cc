@@ -60,13 +60,13 @@ Result<std::optional<json>> Reader::next() {
         json record = json::parse(text, nullptr, false);
         if (record.is_discarded() || !record.is_object()) {
             std::free(buf);
-            return fail(make_error("bad_input", "stdin line " + std::to_string(line_) + ": not a JSON object"));
+            return fail(make_error(Code::bad_input, "stdin line " + std::to_string(line_) + ": not a JSON object"));
         }
         if (auto v = record.find("v"); v != record.end() && !(v->is_number_unsigned() && v->get<uint64_t>() >= 1 && v->get<uint64_t>() <= kVersion)) {
             std::free(buf);
             if (!v->is_number_unsigned() || v->get<uint64_t>() == 0)
-                return fail(make_error("bad_input", "stdin line " + std::to_string(line_) + ": \"v\" is not a version number"));
-            return fail(make_error("unsupported_version", "stdin line " + std::to_string(line_) + ": record version " +
+                return fail(make_error(Code::bad_input, "stdin line " + std::to_string(line_) + ": \"v\" is not a version number"));
+            return fail(make_error(Code::unsupported_version, "stdin line " + std::to_string(line_) + ": record version " +
                                                               v->dump() + " is newer than this dsec reads (" +
                                                               std::to_string(kVersion) + "); upgrade dsec"));
         }
@@ -90,7 +90,7 @@ std::string type_of(const json& record) {
 Result<std::string> get_string(const json& record, const char* field) {
     auto it = record.find(field);
     if (it == record.end() || !it->is_string())
-        return fail(make_error("bad_input", std::string("record has no string field \"") + field + "\""));
+        return fail(make_error(Code::bad_input, std::string("record has no string field \"") + field + "\""));
     return it->get<std::string>();
 }
 

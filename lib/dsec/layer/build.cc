@@ -4,6 +4,7 @@
 #include <ftw.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <array>
 #include <cerrno>
@@ -49,12 +50,12 @@ Status pin_build_time(const std::string& image_file) {
     if (!fd) return fail(sys_error("open", image_file));
     std::vector<unsigned char> sb(64);
     if (::pread(fd.get(), sb.data(), sb.size(), kSuperOffset) != ssize_t(sb.size()) || get32(sb, kMagicAt) != kErofsMagic)
-        return fail(make_error("bad_input", "not an EROFS image", image_file));
+        return fail(make_error(Code::bad_input, "not an EROFS image", image_file));
     unsigned bits = sb[kBlockBitsAt];
-    if (bits < 11 || bits > 16) return fail(make_error("bad_input", "EROFS block size out of range", image_file));
+    if (bits < 11 || bits > 16) return fail(make_error(Code::bad_input, "EROFS block size out of range", image_file));
     sb.resize((size_t(1) << bits) - size_t(kSuperOffset));
     if (::pread(fd.get(), sb.data(), sb.size(), kSuperOffset) != ssize_t(sb.size()))
-        return fail(make_error("bad_input", "EROFS image shorter than its first block", image_file));
+        return fail(make_error(Code::bad_input, "EROFS image shorter than its first block", image_file));
     for (size_t i = 0; i < 8; i++) sb[kBuildTimeAt + i] = 0;
     put32(sb, kBuildNsecAt, 0);
     put32(sb, kChecksumAt, 0);
@@ -65,8 +66,19 @@ Status pin_build_time(const std::string& image_file) {
 
 Status check_compression(const std::string& compression) {
     if (compression == "none" || compression == "lz4" || compression == "lz4hc") return {};
-    return fail(make_error("usage", "unknown compression \"" + compression + "\" (none, lz4, lz4hc)"));
+    return fail(make_error(Code::usage, "unknown compression \"" + compression + "\" (none, lz4, lz4hc)"));
 }
+
+namespace {
+// Whether the filesystem that holds `file` has (next to) no room left: under 1 MiB free,
+// where a helper's failed write is a full disk.
+bool filesystem_full(const std::string& file) {
+    auto slash = file.rfind('/');
+    std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : file.substr(0, slash);
+    struct statvfs st;
+    return ::statvfs(dir.c_str(), &st) == 0 && uint64_t(st.f_bavail) * st.f_frsize < (uint64_t(1) << 20);
+}
+}  // namespace
 
 Status make_image(const std::string& tree, const std::string& image_file, const std::string& compression) {
     if (auto r = check_compression(compression); !r) return r;
@@ -78,9 +90,9 @@ Status make_image(const std::string& tree, const std::string& image_file, const 
     argv.push_back(tree);
     auto r = proc::run_checked(argv);
     if (!r) {
-        // mkfs.erofs reports a full disk only in its message; give it the stable code.
-        if (r.error().message.find("No space left") != std::string::npos) {
-            r.error().code = "no_space";
+        // mkfs.erofs exits 1 whatever failed; a full disk is asked of the filesystem.
+        if (filesystem_full(image_file)) {
+            r.error().code = Code::no_space;
             r.error().err = ENOSPC;
         }
         return fail(std::move(r.error()).context("making EROFS image of " + tree));

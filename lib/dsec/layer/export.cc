@@ -69,7 +69,7 @@ private:
     Error write_error(const std::string& path) {
         const char* m = archive_error_string(a_);
         int e = archive_errno(a_);
-        Error err = e ? errno_error(e, "write", path) : make_error("io", m ? m : "archive write failed", path);
+        Error err = e ? errno_error(e, "write", path) : make_error(Code::io, m ? m : "archive write failed", path);
         return err;
     }
     struct archive* a_;
@@ -132,7 +132,7 @@ Status Exporter::one(int dirfd, const std::string& name, const std::string& path
         ssize_t n = ::read(fd, buf_.data(), buf_.size());
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) return fail(sys_error("read", path));
-        if (n == 0) return fail(make_error("io", "file shrank while being read", path));
+        if (n == 0) return fail(make_error(Code::io, "file shrank while being read", path));
         if (archive_write_data(a_, buf_.data(), size_t(n)) < 0) return fail(write_error(path));
         left -= n;
     }
@@ -162,11 +162,11 @@ Status Exporter::walk(int dirfd, const std::string& rel) {
 }  // namespace
 
 Status export_image(const std::string& image, int out_fd, int level) {
-    if (level < 1 || level > 22) return fail(make_error("usage", "zstd level must be 1 to 22"));
+    if (level < 1 || level > 22) return fail(make_error(Code::usage, "zstd level must be 1 to 22"));
     auto root = mount_image(image);
     if (!root) return fail(root.error());
     std::unique_ptr<struct archive, int (*)(struct archive*)> a(archive_write_new(), archive_write_free);
-    if (!a) return fail(make_error("internal", "archive_write_new failed"));
+    if (!a) return fail(make_error(Code::internal, "archive_write_new failed"));
     // Full pax: mtimes keep their nanoseconds (restricted pax would round them to seconds).
     archive_write_set_format_pax(a.get());
     // SCHILY.xattr only: what GNU tar and libarchive both read.
@@ -174,11 +174,11 @@ Status export_image(const std::string& image, int out_fd, int level) {
     archive_write_add_filter_zstd(a.get());
     std::string lv = std::to_string(level);
     if (archive_write_set_filter_option(a.get(), "zstd", "compression-level", lv.c_str()) != ARCHIVE_OK)
-        return fail(make_error("usage", std::string("zstd level: ") + archive_error_string(a.get())));
+        return fail(make_error(Code::usage, std::string("zstd level: ") + archive_error_string(a.get())));
     archive_write_set_bytes_per_block(a.get(), int(kChunk));
     archive_write_set_bytes_in_last_block(a.get(), 1);
     if (archive_write_open_fd(a.get(), out_fd) != ARCHIVE_OK)
-        return fail(make_error("io", archive_error_string(a.get())));
+        return fail(make_error(Code::io, archive_error_string(a.get())));
     Exporter x(a.get());
     struct stat st;
     if (::fstat(root->get(), &st) < 0) return fail(sys_error("stat", image));
@@ -186,7 +186,7 @@ Status export_image(const std::string& image, int out_fd, int level) {
     if (auto r = x.walk(root->get(), ""); !r) return r;
     if (archive_write_close(a.get()) != ARCHIVE_OK) {
         int e = archive_errno(a.get());
-        return fail(e ? errno_error(e, "write", "export") : make_error("io", archive_error_string(a.get())));
+        return fail(e ? errno_error(e, "write", "export") : make_error(Code::io, archive_error_string(a.get())));
     }
     return {};
 }

@@ -35,7 +35,7 @@ Status mark_opaque(int fd, const std::string& path) {
     return {};
 }
 
-Error bad(const std::string& why, const std::string& path) { return make_error("bad_input", why, path); }
+Error bad(const std::string& why, const std::string& path) { return make_error(Code::bad_input, why, path); }
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
@@ -114,7 +114,7 @@ Status Extractor::check_growth(uint64_t more, const std::string& path) {
 
 Status Extractor::run() {
     a_.reset(archive_read_new());
-    if (!a_) return fail(make_error("internal", "archive_read_new failed"));
+    if (!a_) return fail(make_error(Code::internal, "archive_read_new failed"));
     archive_read_support_filter_all(a_.get());
     archive_read_support_format_tar(a_.get());
     if (archive_read_open(a_.get(), &reader_, nullptr, read_cb, nullptr) != ARCHIVE_OK)

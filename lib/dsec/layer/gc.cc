@@ -35,7 +35,7 @@ Result<std::vector<json>> collect_garbage(const Store& store, const std::set<std
     for (auto& name : *staged) {
         std::string path = store.dir() + "/tmp/" + name;
         auto busy = fs::lock_dir(path, false);
-        if (!busy && busy.error().code == "busy") continue;
+        if (!busy && busy.error().code == Code::busy) continue;
         if (auto r = note("staging", path); !r) return fail(r.error());
     }
 

@@ -56,7 +56,7 @@ Status extract_blob(int dirfd, const std::string& where, const ImageBlob& blob, 
         ssize_t n;
         while ((n = ::read(fd->get(), buf, sizeof buf)) > 0) hash.update(buf, size_t(n));
         if (hash.hex() != blob.sha256)
-            return fail(make_error("bad_input", "layer blob does not match its digest sha256:" + blob.sha256, in.name));
+            return fail(make_error(Code::bad_input, "layer blob does not match its digest sha256:" + blob.sha256, in.name));
     }
     return {};
 }
@@ -109,7 +109,7 @@ Status import_image(const Store& store, const std::string& path, const ImageImpo
     }
     auto manifest = read_image_manifest(dirfd.get(), path, opts.platform);
     if (!manifest) return fail(manifest.error());
-    if (manifest->layers.empty()) return fail(make_error("bad_input", "image has no layers", path));
+    if (manifest->layers.empty()) return fail(make_error(Code::bad_input, "image has no layers", path));
 
     // Progress counts the blobs' bytes (after the archive itself, if there was one).
     uint64_t total = 0, done = 0;

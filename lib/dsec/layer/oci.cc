@@ -17,7 +17,7 @@ namespace {
 // Manifests and configs are small; anything bigger is not one.
 constexpr size_t kMaxJson = size_t(4) << 20;
 
-Error bad(const std::string& why, const std::string& where) { return make_error("bad_input", why, where); }
+Error bad(const std::string& why, const std::string& where) { return make_error(Code::bad_input, why, where); }
 
 Result<json> read_json(int dirfd, const std::string& path, const std::string& where) {
     auto fd = open_beneath(dirfd, path, where);
@@ -144,7 +144,7 @@ Result<json> pick_manifest(const json& index, const std::string& platform) {
         }
         if (platform == name) return d;
     }
-    return fail(make_error("not_found", "no manifest for platform " + platform));
+    return fail(make_error(Code::not_found, "no manifest for platform " + platform));
 }
 
 Result<ImageConfig> parse_image_config(const json& c) {
@@ -167,7 +167,7 @@ Result<Fd> open_beneath(int dirfd, const std::string& path, const std::string& w
     long fd = ::syscall(SYS_openat2, dirfd, clean->c_str(), &how, sizeof how);
     if (fd >= 0) return Fd(int(fd));
     if (errno == EXDEV || errno == ELOOP) return fail(bad("\"" + path + "\" leads outside the image", where));
-    if (errno == ENOENT) return fail(make_error("not_found", "image has no \"" + path + "\"", where));
+    if (errno == ENOENT) return fail(make_error(Code::not_found, "image has no \"" + path + "\"", where));
     return fail(sys_error("open", where + "/" + path));
 }
 

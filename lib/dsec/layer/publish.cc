@@ -54,7 +54,7 @@ Result<Published> publish_to(const Store& from, const Layer& layer, const Store&
     auto hex = copy_hashed(from.image_path(layer.digest), staged);
     if (!hex) return fail(std::move(hex.error()).context("copying layer " + layer.digest + " to " + to.dir()));
     if (*hex != layer.hex())
-        return fail(make_error("corrupt", "image hashes to sha256:" + *hex + ", not its digest " + layer.digest,
+        return fail(make_error(Code::corrupt, "image hashes to sha256:" + *hex + ", not its digest " + layer.digest,
                                from.image_path(layer.digest)));
     Layer wanted = layer;
     wanted.name = name;

@@ -15,7 +15,7 @@ namespace dsec::layer {
 
 namespace {
 Error hostile(const std::string& why, std::string_view path) {
-    return make_error("bad_input", why, std::string(path));
+    return make_error(Code::bad_input, why, std::string(path));
 }
 }  // namespace
 

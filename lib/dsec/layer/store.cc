@@ -39,7 +39,7 @@ std::string rfc3339(int64_t unix_seconds) {
 
 Status check_name(const std::string& name) {
     auto bad = [&](const std::string& why) {
-        return fail(make_error("bad_input", "invalid layer name \"" + name + "\": " + why));
+        return fail(make_error(Code::bad_input, "invalid layer name \"" + name + "\": " + why));
     };
     if (name.empty() || name.size() > 128) return bad("must be 1 to 128 characters");
     if (name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
@@ -88,10 +88,10 @@ Result<Layer> Layer::from_json(const json& j) {
             l.config = cfg;
         }
         if (l.digest.rfind(kPrefix, 0) != 0 || l.hex().size() != 64 || !is_hex(l.hex()))
-            return fail(make_error("bad_input", "invalid digest \"" + l.digest + "\""));
+            return fail(make_error(Code::bad_input, "invalid digest \"" + l.digest + "\""));
         return l;
     } catch (const nlohmann::json::exception& e) {
-        return fail(make_error("bad_input", std::string("invalid layer metadata: ") + e.what()));
+        return fail(make_error(Code::bad_input, std::string("invalid layer metadata: ") + e.what()));
     }
 }
 
@@ -154,18 +154,18 @@ Result<Layer> Store::load(const std::string& hex) const {
     // The store may be shared and written by others: the metadata must be a file of its
     // own (not a symlink to another layer's) and describe the digest it is named by.
     std::string meta = dir_ + "/" + hex + ".json";
-    if (hex.size() != 64 || !is_hex(hex)) return fail(make_error("corrupt", "not a layer digest: \"" + hex + "\"", dir_));
-    if (is_symlink(meta)) return fail(make_error("corrupt", "layer metadata is a symlink", meta));
+    if (hex.size() != 64 || !is_hex(hex)) return fail(make_error(Code::corrupt, "not a layer digest: \"" + hex + "\"", dir_));
+    if (is_symlink(meta)) return fail(make_error(Code::corrupt, "layer metadata is a symlink", meta));
     auto text = fs::read_file(meta);
     if (!text) return fail(text.error());
     json j = json::parse(*text, nullptr, false);
-    if (j.is_discarded()) return fail(make_error("corrupt", "metadata is not JSON", meta));
+    if (j.is_discarded()) return fail(make_error(Code::corrupt, "metadata is not JSON", meta));
     auto layer = Layer::from_json(j);
     if (!layer) return fail(std::move(layer.error()).context("reading " + meta));
     if (layer->hex() != hex)
-        return fail(make_error("corrupt", "metadata names " + layer->digest + ", not the digest it is stored under", meta));
+        return fail(make_error(Code::corrupt, "metadata names " + layer->digest + ", not the digest it is stored under", meta));
     if (!fs::exists(image_path(layer->digest)))
-        return fail(make_error("not_found", "layer image is missing", image_path(layer->digest)));
+        return fail(make_error(Code::not_found, "layer image is missing", image_path(layer->digest)));
     return layer;
 }
 
@@ -192,12 +192,12 @@ Result<Layer> Store::resolve(const std::string& ref) const {
         for (auto& e : *entries) {
             if (e.size() != 69 || e.substr(64) != ".json" || e.rfind(hex, 0) != 0) continue;
             if (!match.empty())
-                return fail(make_error("ambiguous", "digest prefix \"" + ref + "\" matches more than one layer"));
+                return fail(make_error(Code::ambiguous, "digest prefix \"" + ref + "\" matches more than one layer"));
             match = e.substr(0, 64);
         }
         if (!match.empty()) return load(match);
     }
-    return fail(make_error("not_found", "no layer named or digested \"" + ref + "\" in " + dir_));
+    return fail(make_error(Code::not_found, "no layer named or digested \"" + ref + "\" in " + dir_));
 }
 
 Result<std::vector<Layer>> Store::all() const {
@@ -251,7 +251,7 @@ Status Store::untag(const std::string& name) const {
     if (!held) return fail(held.error());
     std::string path = dir_ + "/names/" + name;
     if (!check_name(name) || ::unlink(path.c_str()) < 0)
-        return fail(make_error("not_found", "\"" + name + "\" is not a layer name"));
+        return fail(make_error(Code::not_found, "\"" + name + "\" is not a layer name"));
     return fs::sync_dir(dir_ + "/names");
 }
 
@@ -280,13 +280,13 @@ Result<Store::Untagged> Store::rm_name(const std::string& name, int users) const
     auto all_names = names();
     if (!all_names) return fail(all_names.error());
     auto it = all_names->find(name);
-    if (it == all_names->end()) return fail(make_error("not_found", "\"" + name + "\" is not a layer name"));
+    if (it == all_names->end()) return fail(make_error(Code::not_found, "\"" + name + "\" is not a layer name"));
     Untagged out{it->second, false, {}};
     for (auto& [n, d] : *all_names)
         if (d == out.digest && n != name) out.names_left.push_back(n);
     if (out.names_left.empty()) {
         if (users > 0)
-            return fail(make_error("busy", "\"" + name + "\" is the last name of a layer that " + std::to_string(users) +
+            return fail(make_error(Code::busy, "\"" + name + "\" is the last name of a layer that " + std::to_string(users) +
                                                " live sandbox(es) use; destroy them first (or rm --name-only)"));
         out.layer_removed = true;
         if (auto r = remove_locked(out.digest, *all_names); !r) return fail(r.error());

@@ -10,7 +10,7 @@ Status verify_digest(const Store& store, const Layer& layer) {
     auto hex = sha256_file(image);
     if (!hex) return fail(hex.error());
     if (*hex != layer.hex())
-        return fail(make_error("corrupt", "digest mismatch: image hashes to sha256:" + *hex, image));
+        return fail(make_error(Code::corrupt, "digest mismatch: image hashes to sha256:" + *hex, image));
     return {};
 }
 
@@ -22,7 +22,7 @@ Status verify(const Store& store, const Layer& layer) {
     if (checked->status != 0) {
         std::string tail = checked->stderr_tail;
         while (!tail.empty() && tail.back() == '\n') tail.pop_back();
-        return fail(make_error("corrupt", "image does not read: " + tail.substr(tail.find_last_of('\n') + 1), image));
+        return fail(make_error(Code::corrupt, "image does not read: " + tail.substr(tail.find_last_of('\n') + 1), image));
     }
     return {};
 }

@@ -25,7 +25,7 @@ Result<FsContext> FsContext::open(const std::string& type) {
     int fd = ::fsopen(type.c_str(), FSOPEN_CLOEXEC);
     if (fd < 0) {
         Error e = sys_error("fsopen", type);
-        if (e.err == ENODEV) e.code = "not_supported";
+        if (e.err == ENODEV) e.code = Code::not_supported;
         return fail(std::move(e));
     }
     return FsContext(Fd(fd), type);
@@ -44,7 +44,7 @@ Error FsContext::failure(const std::string& op, const std::string& what) {
         if (line.size() > 2 && line[1] == ' ') line = line.substr(2);  // drop "e "/"w "/"i "
         log += (log.empty() ? "" : "; ") + line;
     }
-    if (e.code == "io") e.code = "mount_failed";
+    if (e.code == Code::io) e.code = Code::mount_failed;
     return std::move(e).context(type_ + (log.empty() ? "" : ": " + log));
 }
 

@@ -20,7 +20,7 @@ uint32_t le32(std::string_view b, size_t off) {
            uint32_t(uint8_t(b[off + 3])) << 24;
 }
 
-Error corrupt(const std::string& why, const std::string& path) { return make_error("corrupt", why, path); }
+Error corrupt(const std::string& why, const std::string& path) { return make_error(Code::corrupt, why, path); }
 
 // The whole-image digest, unless this node already hashed this very file.
 Status verify_once(const Paths& paths, int fd, const struct stat& st, const layer::Layer& layer,

@@ -105,7 +105,7 @@ Result<Fd> mount_image(const std::string& image) {
 Result<std::string> mount_layer(const Paths& paths, const layer::Store& store, const layer::Layer& layer,
                                 bool verify) {
     std::string mp = layer_mountpoint(paths, layer.digest);
-    if (!is_hex64(layer.hex())) return fail(make_error("bad_input", "invalid digest \"" + layer.digest + "\""));
+    if (!is_hex64(layer.hex())) return fail(make_error(Code::bad_input, "invalid digest \"" + layer.digest + "\""));
     if (is_layer_mount(mp)) return mp;  // the common case: no lock, two syscalls
     if (auto r = prepare_layers_dir(paths); !r) return fail(r.error());
     // Whoever holds the lock mounts; the others find the mount done when they get it.

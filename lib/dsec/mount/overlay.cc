@@ -29,17 +29,17 @@ Result<Fd> readonly_bind(const std::string& lower) {
 }  // namespace
 
 Error too_many_layers_error(size_t layers) {
-    return make_error("too_many_layers", std::to_string(layers) + " layers, overlayfs takes at most " +
+    return make_error(Code::too_many_layers, std::to_string(layers) + " layers, overlayfs takes at most " +
                                              std::to_string(kMaxLowers) +
                                              ": squash some into one (dsec-layer import-image --squash)");
 }
 
 Result<Fd> make_overlay(const OverlaySpec& spec) {
-    if (spec.lowerdirs.empty()) return fail(make_error("bad_input", "an overlay needs at least one lower layer"));
+    if (spec.lowerdirs.empty()) return fail(make_error(Code::bad_input, "an overlay needs at least one lower layer"));
     if (spec.lowerdirs.size() > kMaxLowers)
         return fail(too_many_layers_error(spec.lowerdirs.size()));
     if (spec.upper.empty() != spec.work.empty())
-        return fail(make_error("bad_input", "upper and work directories go together"));
+        return fail(make_error(Code::bad_input, "upper and work directories go together"));
     if (spec.upper.empty() && spec.lowerdirs.size() == 1) return readonly_bind(spec.lowerdirs[0]);
 
     auto ctx = FsContext::open("overlay");
@@ -67,10 +67,10 @@ Status attach(const Fd& mount, const std::string& target) {
 
 Status detach(const std::string& target) {
     if (!fs::exists(target)) return fail(errno_error(ENOENT, "stat", target));
-    if (!is_mount_root(target)) return fail(make_error("bad_input", "not a mount point", target));
+    if (!is_mount_root(target)) return fail(make_error(Code::bad_input, "not a mount point", target));
     long magic = fs_magic(target);
     if (magic != OVERLAYFS_SUPER_MAGIC && magic != long(EROFS_SUPER_MAGIC_V1))
-        return fail(make_error("bad_input", "not an overlay mount: refusing to unmount it", target));
+        return fail(make_error(Code::bad_input, "not an overlay mount: refusing to unmount it", target));
     if (::umount2(target.c_str(), UMOUNT_NOFOLLOW) < 0) return fail(sys_error("umount", target));
     return {};
 }

@@ -11,7 +11,7 @@ nlohmann::json Rootfs::to_record() const {
 
 Result<Rootfs> Rootfs::from_record(const nlohmann::json& j) {
     auto bad = [](const std::string& what) {
-        return fail(make_error("bad_input", "rootfs record: " + what));
+        return fail(make_error(Code::bad_input, "rootfs record: " + what));
     };
     if (!j.is_object()) return bad("not an object");
     auto str = [&](const char* key, std::string& out, bool required) -> bool {

@@ -26,7 +26,7 @@ static Status make_dir(const std::string& path, unsigned mode) {
 }
 
 Result<Rootfs> mount_stack(const Paths& paths, const std::vector<layer::Layer>& base_first, bool verify) {
-    if (base_first.empty()) return fail(make_error("bad_input", "a rootfs needs at least one layer"));
+    if (base_first.empty()) return fail(make_error(Code::bad_input, "a rootfs needs at least one layer"));
     if (base_first.size() > kMaxLowers)
         return fail(too_many_layers_error(base_first.size()));
     layer::Store store(paths.layers());
@@ -44,7 +44,7 @@ Result<Rootfs> mount_stack(const Paths& paths, const std::vector<layer::Layer>& 
 
 Result<Rootfs> make_rootfs(const Paths& paths, const std::vector<layer::Layer>& base_first, std::string id,
                            bool verify) {
-    if (id.empty()) id = new_id();
+    if (id.empty()) id = random_hex(kRootfsIdBytes);
     if (auto r = check_id(id); !r) return fail(r.error());
     auto rootfs = mount_stack(paths, base_first, verify);
     if (!rootfs) return fail(rootfs.error());

@@ -33,9 +33,6 @@ Result<Rootfs> mount_stack(const Paths& paths, const std::vector<layer::Layer>& 
 Result<std::string> ensure_mounted(const Paths& paths, const layer::Store& store,
                                    const layer::Layer& layer, bool verify);
 
-/// A fresh rootfs id: 16 random hex digits.
-inline std::string new_id() { return random_hex(8); }
-
 using dsec::check_id;
 
 /// <root>/sandboxes/<id>: a sandbox's upper and work directories live below it.

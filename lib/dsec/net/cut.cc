@@ -31,7 +31,7 @@ struct Request {
 Result<Fd> diag_socket_in(int pid) {
     std::string target = "/proc/" + std::to_string(pid) + "/ns/net";
     Fd theirs(::open(target.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!theirs) return fail(errno == ENOENT ? make_error("not_running", "the sandbox's init is gone", target)
+    if (!theirs) return fail(errno == ENOENT ? make_error(Code::not_running, "the sandbox's init is gone", target)
                                              : sys_error("open", target));
     Fd ours(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
     if (!ours) return fail(sys_error("open", "/proc/thread-self/ns/net"));
@@ -107,7 +107,7 @@ Status destroy_one(int fd, const inet_diag_req_v2& r) {
         int err = -static_cast<nlmsgerr*>(NLMSG_DATA(h))->error;
         // ENOENT: it closed meanwhile.
         if (err == EOPNOTSUPP)
-            return fail(make_error("unsupported", "this kernel cannot destroy sockets (CONFIG_INET_DIAG_DESTROY)"));
+            return fail(make_error(Code::unsupported, "this kernel cannot destroy sockets (CONFIG_INET_DIAG_DESTROY)"));
         if (err != 0 && err != ENOENT) return fail(errno_error(err, "SOCK_DESTROY"));
     }
     return {};

@@ -28,7 +28,7 @@ int quiet(enum libbpf_print_level, const char*, va_list) { return 0; }
 
 Error bpf_error(int err, const std::string& op, const std::string& path) {
     Error e = errno_error(err < 0 ? -err : err, op, path);
-    e.code = "bpf";
+    e.code = Code::bpf;
     return e;
 }
 
@@ -52,7 +52,7 @@ uint32_t slot_count() {
 Result<Fd> open_pin(const std::string& path) {
     int fd = ::bpf_obj_get(path.c_str());
     if (fd < 0) {
-        if (errno == ENOENT) return fail(make_error("not_found", "no egress programs or rules pinned", path));
+        if (errno == ENOENT) return fail(make_error(Code::not_found, "no egress programs or rules pinned", path));
         return fail(bpf_error(errno, "bpf_obj_get", path));
     }
     return Fd(fd);
@@ -190,7 +190,7 @@ Status check_effective(const std::string& shared, const std::string& dir) {
         if (::bpf_prog_query(cg.get(), kAttachTypes[i], BPF_F_QUERY_EFFECTIVE, nullptr, have, &count) < 0)
             return fail(bpf_error(errno, "bpf_prog_query", dir));
         if (std::find(have, have + count, (*ids)[i]) == have + count)
-            return fail(make_error("bpf", std::string("the egress program ") + kLinks[i] + " is not in force on the cgroup", dir));
+            return fail(make_error(Code::bpf, std::string("the egress program ") + kLinks[i] + " is not in force on the cgroup", dir));
     }
     return {};
 }
@@ -215,7 +215,7 @@ Result<uint64_t> cgroup_of_pins(const std::string& pins) {
     if (names)
         for (auto& n : *names)
             if (n.starts_with(kCgroupPin)) return std::strtoull(n.c_str() + kCgroupPin.size(), nullptr, 10);
-    return fail(make_error("not_found", "the sandbox has no egress rules pinned", pins));
+    return fail(make_error(Code::not_found, "the sandbox has no egress rules pinned", pins));
 }
 
 // A slot no sandbox holds (of as many as the loaded programs have). Errors: exhausted.
@@ -234,7 +234,7 @@ Result<uint32_t> free_slot(int slots_fd) {
     }
     for (uint32_t i = 0; i < used.size(); i++)
         if (!used[i]) return i;
-    return fail(make_error("exhausted", "every one of the " + std::to_string(used.size()) +
+    return fail(make_error(Code::exhausted, "every one of the " + std::to_string(used.size()) +
                                             " egress slots of the run directory is in use (DSEC_EGRESS_SLOTS)"));
 }
 
@@ -242,7 +242,7 @@ Result<uint32_t> free_slot(int slots_fd) {
 Result<uint32_t> base_of(int slots_fd, uint64_t cg) {
     uint32_t slot = 0;
     if (::bpf_map_lookup_elem(slots_fd, &cg, &slot) < 0) {
-        if (errno == ENOENT) return fail(make_error("not_found", "the sandbox has no egress slot"));
+        if (errno == ENOENT) return fail(make_error(Code::not_found, "the sandbox has no egress slot"));
         return fail(bpf_error(errno, "bpf_map_lookup_elem", "slots"));
     }
     return slot * uint32_t(DSEC_EGRESS_SLOT);

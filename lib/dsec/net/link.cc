@@ -77,7 +77,7 @@ Status pool6_from_env(Pool& pool) {
     static const uint8_t zero[8] = {};
     if (slash == std::string::npos || text.substr(slash) != "/64" ||
         ::inet_pton(AF_INET6, text.substr(0, slash).c_str(), &a) != 1 || std::memcmp(&a.s6_addr[8], zero, 8) != 0)
-        return fail(make_error("usage", "DSEC_NET_POOL6 must be an IPv6 network PREFIX::/64 with no host bits, got \"" +
+        return fail(make_error(Code::usage, "DSEC_NET_POOL6 must be an IPv6 network PREFIX::/64 with no host bits, got \"" +
                                             text + "\""));
     pool.first6 = a;
     return {};
@@ -96,7 +96,7 @@ Result<Pool> pool_from_env() {
     unsigned long prefix = slash == std::string::npos ? 0 : std::strtoul(text.c_str() + slash + 1, &end, 10);
     if (slash == std::string::npos || ::inet_pton(AF_INET, text.substr(0, slash).c_str(), &a) != 1 || !end || *end ||
         prefix < 8 || prefix > 28 || (ntohl(a.s_addr) & ((1u << (32 - prefix)) - 1)) != 0)
-        return fail(make_error("usage", "DSEC_NET_POOL must be an IPv4 network A.B.C.D/LEN with LEN 8-28 and no host "
+        return fail(make_error(Code::usage, "DSEC_NET_POOL must be an IPv4 network A.B.C.D/LEN with LEN 8-28 and no host "
                                         "bits, got \"" + text + "\""));
     pool.first = ntohl(a.s_addr);
     pool.prefix = unsigned(prefix);
@@ -140,7 +140,7 @@ Result<Link> make_link(const Pool& pool, int init_pid) {
         if (auto made = host->add_veth(l.host_if, "eth0", netns.get()); !made) {
             // Taken between the check and the add by a create beside this one (an eth0
             // already in the sandbox is EEXIST too, but leaves the host name free).
-            if (made.error().code == "exists" && link_exists(l.host_if)) continue;
+            if (made.error().code == Code::exists && link_exists(l.host_if)) continue;
             return fail(std::move(made.error()).context("making " + l.host_if));
         }
         if (auto r = configure(*host, *inside, l, pool, pool.first + slot * 4); !r) {
@@ -149,7 +149,7 @@ Result<Link> make_link(const Pool& pool, int init_pid) {
         }
         return l;
     }
-    return fail(make_error("exhausted", "every one of the " + std::to_string(pool.slots()) +
+    return fail(make_error(Code::exhausted, "every one of the " + std::to_string(pool.slots()) +
                                             " sandbox network slots is in use (DSEC_NET_POOL)"));
 }
 
@@ -159,7 +159,7 @@ Status remove_link(const std::string& host_if) {
     if (!host) return fail(host.error());
     // Deleting one end deletes the pair; one already gone (with its sandbox's network
     // namespace) is fine.
-    if (auto r = host->delete_link(host_if); !r && r.error().code != "not_found") return r;
+    if (auto r = host->delete_link(host_if); !r && r.error().code != Code::not_found) return r;
     return {};
 }
 

@@ -41,7 +41,7 @@ Status nat_drop_table(const std::string& run_dir) {
     auto out = proc::run({"nft", "delete table inet " + table_for(run_dir)});
     if (!out) return fail(out.error());
     if (out->status != 0 && out->stderr_tail.find("No such file or directory") == std::string::npos)
-        return fail(make_error("helper_failed", "nft delete table: " + out->stderr_tail));
+        return fail(make_error(Code::helper_failed, "nft delete table: " + out->stderr_tail));
     return {};
 }
 

@@ -74,8 +74,8 @@ Msg request(uint16_t type, uint16_t flags) {
 
 Error netlink_error(int err, const char* op, const std::string& what) {
     Error e = errno_error(err, op, what);
-    if (err == EEXIST) e.code = "exists";
-    if (err == ENODEV) e.code = "not_found";
+    if (err == EEXIST) e.code = Code::exists;
+    if (err == ENODEV) e.code = Code::not_found;
     return e;
 }
 }  // namespace
@@ -168,7 +168,7 @@ Result<int> Rtnl::link_index(const std::string& name) {
     m.attr(IFLA_IFNAME, name);
     std::string reply;
     if (auto r = talk(m.buf, "RTM_GETLINK", name, &reply); !r) return fail(r.error());
-    if (reply.size() < NLMSG_LENGTH(sizeof(ifinfomsg))) return fail(make_error("io", "short RTM_GETLINK reply", name));
+    if (reply.size() < NLMSG_LENGTH(sizeof(ifinfomsg))) return fail(make_error(Code::io, "short RTM_GETLINK reply", name));
     ifinfomsg info;
     std::memcpy(&info, reply.data() + NLMSG_HDRLEN, sizeof info);
     return info.ifi_index;

@@ -16,7 +16,7 @@ Result<std::vector<std::string>> resolve_name(const std::string& name) {
     struct addrinfo* found = nullptr;
     int rc = ::getaddrinfo(name.c_str(), nullptr, &hints, &found);
     if (rc != 0) {
-        Error e = make_error("unresolved", "domain \"" + name + "\" does not resolve on the host: " + ::gai_strerror(rc));
+        Error e = make_error(Code::unresolved, "domain \"" + name + "\" does not resolve on the host: " + ::gai_strerror(rc));
         e.op = "getaddrinfo";
         e.path = name;
         return fail(std::move(e));
@@ -32,7 +32,7 @@ Result<std::vector<std::string>> resolve_name(const std::string& name) {
     ::freeaddrinfo(found);
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
-    if (out.empty()) return fail(make_error("unresolved", "domain \"" + name + "\" has no IPv4 or IPv6 address on the host", name));
+    if (out.empty()) return fail(make_error(Code::unresolved, "domain \"" + name + "\" has no IPv4 or IPv6 address on the host", name));
     return out;
 }
 

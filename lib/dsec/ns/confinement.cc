@@ -29,7 +29,7 @@ Result<uint64_t> parse_cap(std::string name) {
     if (name == "ALL") return kAllCaps;
     for (size_t i = 0; i < kCaps; i++)
         if (kCapNames[i] == name) return uint64_t(1) << i;
-    return fail(make_error("usage", "unknown capability \"" + name + "\" (see capabilities(7))"));
+    return fail(make_error(Code::usage, "unknown capability \"" + name + "\" (see capabilities(7))"));
 }
 }  // namespace
 
@@ -64,14 +64,14 @@ std::vector<std::string> cap_names(uint64_t caps) {
 
 Result<uint64_t> caps_from_names(const std::vector<std::string>& names) {
     auto caps = change_caps(0, names, {});
-    if (!caps) return fail(make_error("bad_input", caps.error().message));
+    if (!caps) return fail(make_error(Code::bad_input, caps.error().message));
     return caps;
 }
 
 Result<std::unique_ptr<dsec_confinement>> make_confinement(int64_t uid, int64_t gid, uint64_t caps,
                                                           const Rlimits& limits, std::string_view seccomp) {
     if (seccomp.size() > DSEC_MAX_SECCOMP_BYTES)
-        return fail(make_error("bad_input", "the seccomp program is larger than the kernel takes"));
+        return fail(make_error(Code::bad_input, "the seccomp program is larger than the kernel takes"));
     auto c = std::make_unique<dsec_confinement>();
     std::memset(c.get(), 0, sizeof *c);
     c->magic = DSEC_CONFINEMENT_MAGIC;
@@ -102,7 +102,7 @@ Result<int> read_report(int fd, const std::string& what) {
         if (n <= 0) break;
         got += size_t(n);
     }
-    if (got != sizeof r) return fail(make_error("io", what + " exited before it reported"));
+    if (got != sizeof r) return fail(make_error(Code::io, what + " exited before it reported"));
     r.op[sizeof r.op - 1] = 0;
     r.path[sizeof r.path - 1] = 0;
     if (r.err == 0) return r.value;

@@ -35,7 +35,7 @@ Result<IdPool> pool_from_env() {
     unsigned long long first = std::strtoull(env, &end, 10);
     unsigned long long slots = (end && *end == ':') ? std::strtoull(end + 1, &end, 10) : 0;
     if (!end || *end || slots == 0 || first == 0 || first + slots * kIdsPerSandbox > 0xffffffffULL)
-        return fail(make_error("usage", "DSEC_USERNS_POOL must be FIRST:SLOTS with FIRST > 0 and FIRST + SLOTS * 65536 "
+        return fail(make_error(Code::usage, "DSEC_USERNS_POOL must be FIRST:SLOTS with FIRST > 0 and FIRST + SLOTS * 65536 "
                                         "below 2^32, got \"" + std::string(env) + "\""));
     pool.first = uint32_t(first);
     pool.slots = uint32_t(slots);
@@ -69,14 +69,14 @@ Result<IdRange> claim_ids(const std::string& run_dir, const IdPool& pool, const 
         }
         return IdRange{slot, pool.first + slot * kIdsPerSandbox};
     }
-    return fail(make_error("exhausted", "every one of the " + std::to_string(pool.slots) +
+    return fail(make_error(Code::exhausted, "every one of the " + std::to_string(pool.slots) +
                                             " user namespace id ranges is in use (DSEC_USERNS_POOL)"));
 }
 
 Status release_ids(const std::string& run_dir, uint32_t slot, const std::string& owner) {
     std::string path = slot_path(run_dir, slot);
     auto holder = fs::read_file(path);
-    if (!holder) return holder.error().err == ENOENT || holder.error().code == "not_found" ? Status{} : fail(holder.error());
+    if (!holder) return holder.error().err == ENOENT || holder.error().code == Code::not_found ? Status{} : fail(holder.error());
     if (*holder != owner) return {};
     if (::unlink(path.c_str()) < 0 && errno != ENOENT) return fail(sys_error("unlink", path));
     return {};

@@ -104,7 +104,7 @@ int helper_entry(void* p) {
 Result<Joined> spawn_inside(const JoinSpec& spec, const std::function<void()>& body) {
     Fd pidfd(int(::syscall(SYS_pidfd_open, spec.init_pid, 0)));
     if (!pidfd || !mount::process_alive(spec.init_pid, spec.init_start))
-        return fail(make_error("not_running", "the sandbox's init process is gone"));
+        return fail(make_error(Code::not_running, "the sandbox's init process is gone"));
     int p[2];
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
     Fd rd(p[0]), wr(p[1]);
@@ -129,7 +129,7 @@ Result<Joined> spawn_inside(const JoinSpec& spec, const std::function<void()>& b
     while (::waitpid(h, nullptr, 0) < 0 && errno == EINTR) {
     }
     if (!reported) {
-        if (reported.error().err == ESRCH) return fail(make_error("not_running", "the sandbox's init process is gone"));
+        if (reported.error().err == ESRCH) return fail(make_error(Code::not_running, "the sandbox's init process is gone"));
         return fail(reported.error());
     }
     Joined j{*reported, Fd(int(::syscall(SYS_pidfd_open, *reported, 0)))};

@@ -195,7 +195,7 @@ Status send_mounts(const InitSpec& spec, int pid, int sock) {
         if (::fstat(m->get(), &tree) < 0) return fail(sys_error("fstat", lower));
         if (::stat((lower + "/..").c_str(), &parent) < 0) return fail(sys_error("stat", lower + "/.."));
         if (tree.st_dev == parent.st_dev)
-            return fail(make_error("not_mounted", "layer is not mounted any more (unmounted since it was checked)", lower));
+            return fail(make_error(Code::not_mounted, "layer is not mounted any more (unmounted since it was checked)", lower));
         mounts.push_back(std::move(*m));
     }
     for (size_t at = 0; at < mounts.size(); at += kFdsPerMessage) {
@@ -228,7 +228,7 @@ Fd high(int fd) { return Fd(fd < 0 ? -1 : ::fcntl(fd, F_DUPFD_CLOEXEC, kHighFd))
 int sandbox_namespaces() { return CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS; }
 
 Result<Started> start_init(const InitSpec& spec) {
-    if (!spec.confinement) return fail(make_error("bad_input", "start_init: no confinement"));
+    if (!spec.confinement) return fail(make_error(Code::bad_input, "start_init: no confinement"));
     if (spec.lowers.size() > mount::kMaxLowers) return fail(mount::too_many_layers_error(spec.lowers.size()));
     int p[2];
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));

@@ -31,17 +31,18 @@ const char* verdict_name(Verdict v) {
     return "?";
 }
 
-Verdict judge(const std::optional<json>& state, bool unparsable, bool init_alive, int64_t age, int64_t grace_s) {
+Verdict judge(std::optional<sandbox::Lifecycle> state, bool unparsable, bool init_alive, int64_t age,
+              int64_t grace_s) {
     if (!state) {
         // create makes the directory, then the state file: give it time, then it is debris.
         if (age < grace_s) return Verdict::young;
         return unparsable ? Verdict::broken : Verdict::half_created;
     }
-    std::string s = state->value("state", "");
+    using sandbox::Lifecycle;
     // The lock was free: nobody is creating or destroying it any more.
-    if (s == "creating") return Verdict::half_created;
-    if (s == "destroying") return Verdict::half_destroyed;
-    if (s == "running") return init_alive ? Verdict::keep : Verdict::dead_init;
+    if (*state == Lifecycle::creating) return Verdict::half_created;
+    if (*state == Lifecycle::destroying) return Verdict::half_destroyed;
+    if (*state == Lifecycle::running) return init_alive ? Verdict::keep : Verdict::dead_init;
     return age < grace_s ? Verdict::young : Verdict::broken;
 }
 
@@ -98,21 +99,21 @@ Status sandboxes(Pass& p) {
         auto held = fs::try_lock(p.paths.state_dir(id) + "/lock");
         if (!held) {
             // busy: a create, destroy or gc at work; ENOENT: destroyed meanwhile.
-            if (held.error().code != "busy" && held.error().err != ENOENT) p.report.problem(held.error());
+            if (held.error().code != Code::busy && held.error().err != ENOENT) p.report.problem(held.error());
             continue;
         }
         auto state = sandbox::load(p.paths, id);
-        std::optional<json> st;
-        if (state) st = *state;
-        bool unparsable = !state && state.error().code == "bad_input";
-        Verdict v = judge(st, unparsable, st && sandbox::init_alive(*st), age_s(p.paths.state_dir(id), p.now),
+        std::optional<sandbox::Lifecycle> st;
+        if (state) st = state->lifecycle;
+        bool unparsable = !state && state.error().code == Code::bad_input;
+        Verdict v = judge(st, unparsable, state && sandbox::init_alive(*state), age_s(p.paths.state_dir(id), p.now),
                           p.o.grace_s);
-        if (v == Verdict::keep)
-            if (auto r = standbys(p, id, *st); !r) return r;
+        if (v == Verdict::keep && state)
+            if (auto r = standbys(p, id, state->to_record()); !r) return r;
         // destroy() takes the lock itself (a second flock in one process would wait on this one).
         held = fs::Lock();
         if (v == Verdict::keep || v == Verdict::young) continue;
-        json extra = {{"state", st ? st->value("state", "") : ""}};
+        json extra = {{"state", st ? std::string(sandbox::lifecycle_name(*st)) : ""}};
         if (auto r = p.act(verdict_name(v), id, p.paths.state_dir(id), extra,
                            [&] { return as_status(sandbox::destroy(p.paths, id, sandbox::Missing::ok)); });
             !r)
@@ -122,12 +123,9 @@ Status sandboxes(Pass& p) {
     for (auto& id : sandbox::list_ids(p.paths)) {
         p.ids.insert(id);
         auto state = sandbox::load(p.paths, id);
-        if (!state || !(*state).contains("rootfs") || !(*state)["rootfs"].is_object()) continue;
-        const json& r = (*state)["rootfs"];
-        if (r.contains("id") && r["id"].is_string()) p.rootfs.insert(r["id"].get<std::string>());
-        for (auto& l : r.value("layers", json::array()))
-            if (l.is_object() && l.contains("digest") && l["digest"].is_string())
-                p.digests.insert(l["digest"].get<std::string>());
+        if (!state) continue;
+        if (auto rootfs = state->rootfs_id(); !rootfs.empty()) p.rootfs.insert(rootfs);
+        for (auto& digest : state->layer_digests()) p.digests.insert(digest);
     }
     return {};
 }

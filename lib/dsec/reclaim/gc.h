@@ -22,6 +22,7 @@
 #include <string>
 
 #include "dsec/reclaim/report.h"
+#include "dsec/sandbox/state.h"
 #include "dsec/sys/paths.h"
 
 namespace dsec::reclaim {
@@ -37,10 +38,11 @@ enum class Verdict { keep, young, dead_init, half_created, half_destroyed, broke
 /// "keep", "young", "dead_init", "half_created", "half_destroyed", "broken".
 const char* verdict_name(Verdict v);
 
-/// Judges a sandbox: `state` its parsed state file (nullopt: none, or unparsable when
-/// `unparsable`), `init_alive` whether its init runs (not a zombie), `age` of its
-/// directory in seconds. Pure: no system access.
-Verdict judge(const std::optional<json>& state, bool unparsable, bool init_alive, int64_t age, int64_t grace_s);
+/// Judges a sandbox: `state` the lifecycle its state file records (nullopt: none, or
+/// unparsable when `unparsable`), `init_alive` whether its init runs (not a zombie),
+/// `age` of its directory in seconds. Pure: no system access.
+Verdict judge(std::optional<sandbox::Lifecycle> state, bool unparsable, bool init_alive, int64_t age,
+              int64_t grace_s);
 
 /// One pass over the sandboxes of `paths` (--root, --run) and the layer store: dead and
 /// half-made sandboxes destroyed, orphaned cgroups (and what still runs in them), the

@@ -68,7 +68,7 @@ Status squeeze_v1(const std::string& dir, const MemoryUse& now) {
 }  // namespace
 
 Result<MemoryUse> push_out(const cgroup::Layout& layout, const cgroup::Cgroup& cg, const std::string& dir) {
-    if (dir.empty()) return fail(make_error("unsupported", "no memory controller for this sandbox"));
+    if (dir.empty()) return fail(make_error(Code::unsupported, "no memory controller for this sandbox"));
     auto before = memory_use(layout, dir);
     if (!before) return fail(before.error());
     if (layout.on_v1("memory")) {
@@ -100,7 +100,7 @@ Status pause_idle(const dsec::Paths& p, const IdleOptions& o, const Report& repo
     for (auto& id : sandbox::list_ids(paths)) {
         auto state = sandbox::load(paths, id);
         if (!state || live_state(p, id, *state) != "running") continue;
-        int64_t idle = now - std::max(state->value("created_unix", now), sandbox::last_use_unix(paths, id));
+        int64_t idle = now - std::max(state->extra.value("created_unix", now), sandbox::last_use_unix(paths, id));
         if (idle < o.after_s) continue;
         auto cpu = cgroup::Cgroup(*layout, parent, id).cpu_usage_ns();
         if (cpu) candidates.push_back({id, *cpu, idle});
@@ -146,7 +146,7 @@ Result<json> resume(const dsec::Paths& p, const std::string& id) {
     sandbox::Paths paths(p);
     if (auto r = sandbox::check_id(id); !r) return fail(r.error());
     if (!fs::exists(paths.state_dir(id)))
-        return fail(make_error("not_found", "no sandbox \"" + id + "\" (unknown or destroyed)", id));
+        return fail(make_error(Code::not_found, "no sandbox \"" + id + "\" (unknown or destroyed)", id));
     auto layout = cgroup::detect();
     if (!layout) return fail(layout.error());
     cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);

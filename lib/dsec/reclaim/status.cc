@@ -11,9 +11,9 @@
 
 namespace dsec::reclaim {
 
-std::string live_state(const dsec::Paths& p, const std::string& id, const nlohmann::json& state) {
-    std::string s = state.value("state", "broken");
-    if (s != "running") return s;
+std::string live_state(const dsec::Paths& p, const std::string& id, const sandbox::State& state) {
+    std::string s(sandbox::lifecycle_name(state.lifecycle));
+    if (state.lifecycle != sandbox::Lifecycle::running) return s;
     if (!sandbox::init_alive(state)) return "dead";
     auto layout = cgroup::detect();
     if (layout && cgroup::Cgroup(*layout, sandbox::Paths(p).cgroup_parent(), id).frozen()) return "paused";
@@ -24,14 +24,14 @@ std::optional<nlohmann::json> sandbox_status(const dsec::Paths& p, const std::st
     sandbox::Paths paths(p);
     auto state = sandbox::listed_state(paths, id);
     if (!state) return std::nullopt;
-    const nlohmann::json& st = *state;
+    const sandbox::State& st = *state;
     int64_t now = sandbox::now_unix();
-    int64_t created = st.value("created_unix", now);
+    int64_t created = st.extra.value("created_unix", now);
     nlohmann::json rec = {{"type", "sandbox"},
                           {"v", 1},
                           {"id", id},
                           {"state", live_state(p, id, st)},
-                          {"class", sandbox::cpu_class_name(sandbox::cpu_class_of(st))},
+                          {"class", sandbox::cpu_class_name(sandbox::cpu_class_of(st.extra))},
                           {"age_s", now - created},
                           {"idle_s", now - std::max(created, sandbox::last_use_unix(paths, id))}};
     if (auto layout = cgroup::detect(); layout) {

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dsec/sandbox/state.h"
 #include "dsec/sys/paths.h"
 
 namespace dsec::reclaim {
@@ -19,6 +20,6 @@ namespace dsec::reclaim {
 std::optional<nlohmann::json> sandbox_status(const dsec::Paths& paths, const std::string& id);
 
 /// The live state name alone (see sandbox_status).
-std::string live_state(const dsec::Paths& paths, const std::string& id, const nlohmann::json& state);
+std::string live_state(const dsec::Paths& paths, const std::string& id, const sandbox::State& state);
 
 }  // namespace dsec::reclaim

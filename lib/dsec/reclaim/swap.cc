@@ -43,9 +43,9 @@ bool swap_active(const std::string& proc_swaps, const std::string& device) {
 
 Status zram_on(uint64_t bytes) {
     if (!fs::exists(kZramSys))
-        return fail(make_error("not_found", "no zram device (modprobe zram)", kZramSys));
+        return fail(make_error(Code::not_found, "no zram device (modprobe zram)", kZramSys));
     if (active() || read_sys("disksize") != 0)
-        return fail(make_error("busy", "the zram device is set up already (dsec-reclaim swap --off first)", kZramDevice));
+        return fail(make_error(Code::busy, "the zram device is set up already (dsec-reclaim swap --off first)", kZramDevice));
     // zstd where the kernel has it: the best ratio for the text and code sandboxes hold.
     (void)write_sys("comp_algorithm", "zstd");
     if (auto r = write_sys("disksize", std::to_string(bytes)); !r) return r;

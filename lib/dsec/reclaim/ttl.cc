@@ -38,17 +38,17 @@ Status enforce_ttl(const dsec::Paths& p, bool dry_run, const Report& report) {
     for (auto& id : sandbox::list_ids(paths)) {
         auto state = sandbox::load(paths, id);
         if (!state) continue;  // half-made or gone: gc's to judge
-        std::string s = state->value("state", "");
-        if (s != "running") continue;
-        if (limit_s(*state, "ttl") <= 0 && limit_s(*state, "idle_ttl") <= 0) continue;
+        if (state->lifecycle != sandbox::Lifecycle::running) continue;
+        const json& fields = state->extra;
+        if (limit_s(fields, "ttl") <= 0 && limit_s(fields, "idle_ttl") <= 0) continue;
         // Held through the destroy: no exec starts in a sandbox judged idle.
         auto claim = sandbox::try_claim_idle(paths, id);
-        bool busy = !claim && claim.error().code == "busy";
+        bool busy = !claim && claim.error().code == Code::busy;
         if (!claim && !busy) continue;  // destroyed meanwhile
         int64_t now = sandbox::now_unix(), last = sandbox::last_use_unix(paths, id);
-        Expiry why = due(*state, now, last, busy);
+        Expiry why = due(fields, now, last, busy);
         if (why == Expiry::none) continue;
-        int64_t created = state->value("created_unix", now);
+        int64_t created = fields.value("created_unix", now);
         json e = event("expired", id);
         e["reason"] = expiry_name(why);
         e["age_s"] = now - created;

@@ -23,14 +23,14 @@ Use::~Use() {
 
 Result<Use> begin_use(const Paths& paths, const std::string& id) {
     if (!fs::exists(paths.state_dir(id)))
-        return fail(make_error("not_found", "no sandbox \"" + id + "\" (unknown or destroyed)", id));
+        return fail(make_error(Code::not_found, "no sandbox \"" + id + "\" (unknown or destroyed)", id));
     std::string file = activity_file(paths, id);
     auto held = fs::lock(file, fs::LockMode::shared);
     if (!held) return fail(held.error());
     // The mtime is the record of the last use: nothing is written, nothing is synced.
     if (::utimensat(AT_FDCWD, file.c_str(), nullptr, 0) < 0) {
         // Destroyed (by ttl, say) while we waited for the lock.
-        if (errno == ENOENT) return fail(make_error("not_found", "no sandbox \"" + id + "\" (destroyed)", id));
+        if (errno == ENOENT) return fail(make_error(Code::not_found, "no sandbox \"" + id + "\" (destroyed)", id));
         return fail(sys_error("utimensat", file));
     }
     auto found = cgroup_of(paths, id);
@@ -39,10 +39,10 @@ Result<Use> begin_use(const Paths& paths, const std::string& id) {
     // Frozen by a snapshot that is copying its files: wait for it to thaw the sandbox
     // (a copy taken half before and half after this command would be inconsistent). The
     // state is read only then: a running sandbox costs no parse here.
-    auto state = cg.frozen() ? load(paths, id) : Result<json>(json());
-    if (state && state->contains("snapshot") && (*state)["snapshot"].is_object()) {
-        int pid = (*state)["snapshot"].value("pid", 0);
-        unsigned long long start = (*state)["snapshot"].value("pid_start", 0ULL);
+    auto state = cg.frozen() ? load(paths, id) : Result<State>(State());
+    if (state && state->extra.contains("snapshot") && state->extra["snapshot"].is_object()) {
+        int pid = state->extra["snapshot"].value("pid", 0);
+        unsigned long long start = state->extra["snapshot"].value("pid_start", 0ULL);
         for (int waited_ms = 0; waited_ms < 120000 && cg.frozen() && mount::process_alive(pid, start); waited_ms += 10)
             ::usleep(10000);
     }
@@ -55,7 +55,7 @@ Result<Use> begin_use(const Paths& paths, const std::string& id) {
 
 Result<fs::Lock> try_claim_idle(const Paths& paths, const std::string& id) {
     if (!fs::exists(paths.state_dir(id)))
-        return fail(make_error("not_found", "no sandbox \"" + id + "\" (unknown or destroyed)", id));
+        return fail(make_error(Code::not_found, "no sandbox \"" + id + "\" (unknown or destroyed)", id));
     std::string file = activity_file(paths, id);
     // Made here if no exec ever ran: its mtime is then set to 0 ("never used") under the
     // lock, so that making it does not count as a use. An exec waits for the lock before

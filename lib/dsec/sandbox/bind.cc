@@ -32,7 +32,7 @@ bool paths_overlap(const std::string& a, const std::string& b) {
 
 Status check_bind_destination(const std::string& dst) {
     auto bad = [&](const std::string& why) {
-        return fail(make_error("usage", "--bind destination \"" + dst + "\" " + why));
+        return fail(make_error(Code::usage, "--bind destination \"" + dst + "\" " + why));
     };
     if (dst.empty() || dst[0] != '/') return bad("is not an absolute path");
     if (dst == "/") return bad("is the sandbox's root");
@@ -61,7 +61,7 @@ Result<Bind> parse_bind(const std::string& text) {
     }
     auto colon = rest.find(':');
     if (colon == std::string::npos || colon == 0 || rest.find(':', colon + 1) != std::string::npos)
-        return fail(make_error("usage", "--bind \"" + text + "\": expected SRC:DST[:ro|rw]"));
+        return fail(make_error(Code::usage, "--bind \"" + text + "\": expected SRC:DST[:ro|rw]"));
     b.src = rest.substr(0, colon);
     b.dst = rest.substr(colon + 1);
     while (b.dst.size() > 1 && b.dst.back() == '/') b.dst.pop_back();
@@ -76,13 +76,13 @@ Result<Fd> open_bind_source(const Bind& b, const std::vector<std::string>& forbi
     struct stat st;
     if (::fstat(src.get(), &st) < 0) return fail(sys_error("fstat", b.src));
     if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-        return fail(make_error("bad_input", "--bind source is not a directory or a regular file (devices, FIFOs, "
+        return fail(make_error(Code::bad_input, "--bind source is not a directory or a regular file (devices, FIFOs, "
                                             "sockets and symlinks are refused)", b.src));
     // Where it really is, from the open descriptor (not from the name, which may change).
     std::string where = real_path("/proc/self/fd/" + std::to_string(src.get()));
     for (auto& dir : forbidden)
         if (!dir.empty() && paths_overlap(where, real_path(dir)))
-            return fail(make_error("bad_input", "--bind source " + where + " overlaps " + real_path(dir) +
+            return fail(make_error(Code::bad_input, "--bind source " + where + " overlaps " + real_path(dir) +
                                                     " (the layer store, root or run directory)", b.src));
     Fd tree(int(::syscall(SYS_open_tree, src.get(), "",
                           OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE)));

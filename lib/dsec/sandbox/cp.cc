@@ -38,7 +38,7 @@ Result<copy::Stats> extract_inside(Fd dir, const std::string& where, const std::
     copy::Guard guard(disk, limits, {kStripIn, true, top});
     Status r = copy::read_tar(data_fd, "the tar stream from dsec-run", guard);
     if (r && !host_completed(verdict_fd))
-        r = fail(make_error("aborted", "the host side of the copy failed; nothing was kept", where));
+        r = fail(make_error(Code::aborted, "the host side of the copy failed; nothing was kept", where));
     if (r) r = guard.commit();
     if (!r) {
         guard.abandon();
@@ -138,7 +138,7 @@ Result<copy::Stats> copy_out_tar(const Paths& paths, const std::string& id, cons
                                  const copy::Limits& limits) {
     std::string top = copy::basename_of(src);
     if (!copy::plain_name(top))
-        return fail(make_error("bad_input", "a tar stream needs a source with a name (not / . or ..)", id + ":" + src));
+        return fail(make_error(Code::bad_input, "a tar stream needs a source with a name (not / . or ..)", id + ":" + src));
     copy::TarWriter tar(tar_fd, "standard output");
     return take_out(paths, id, src, top, tar, limits);
 }

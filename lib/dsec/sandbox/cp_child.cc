@@ -18,6 +18,7 @@
 #include "dsec/sandbox/activity.h"
 #include "dsec/sandbox/cpu_class.h"
 #include "dsec/sandbox/limits.h"
+#include "dsec/sandbox/open.h"
 #include "dsec/sandbox/security.h"
 #include "dsec/sys/fs.h"
 
@@ -82,7 +83,7 @@ Report parse_report(const std::string& text, int status, const std::string& id) 
     if (rec.is_discarded() || !rec.is_object() || !rec.value("ok", nlohmann::json()).is_boolean()) {
         std::string how = WIFSIGNALED(status) ? "was killed by signal " + std::to_string(WTERMSIG(status))
                                               : "exited with status " + std::to_string(WEXITSTATUS(status));
-        return {fail(make_error("copy_failed", "the copy's child inside the sandbox " + how + " without a report", id)),
+        return {fail(make_error(Code::copy_failed, "the copy's child inside the sandbox " + how + " without a report", id)),
                 false};
     }
     if (!rec["ok"].get<bool>()) return {fail(Error::from_fields(rec.value("error", nlohmann::json()))), true};
@@ -102,21 +103,17 @@ bool host_completed(int verdict_fd) {
 
 Result<copy::Stats> run_copy(const Paths& paths, const std::string& id, Flow flow, const InsideWork& inside,
                              const HostWork& host) {
-    if (auto r = check_id(id); !r) return fail(r.error());
-    auto state = load(paths, id);
-    if (!state) return fail(state.error());
+    auto opened = open_sandbox(paths, id, Need::any);
+    if (!opened) return fail(opened.error());
+    const json& fields = opened->state.extra;
     auto in_use = begin_use(paths, id);
     if (!in_use) return fail(in_use.error());
-    auto layout = cgroup::detect();
-    if (!layout) return fail(layout.error());
-    cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
-    auto security = security_from_state(*state);
+    auto security = security_from_state(fields);
     if (!security) return fail(security.error());
     auto confinement = confinement_for(paths, id, *security, 0, 0);
     if (!confinement) return fail(confinement.error());
-    apply_cpu_class(cpu_class_of(*state), **confinement);
-    ns::JoinSpec spec{state->value("pid", 0), state->value("pid_start", 0ULL), cg.procs_files(), CLONE_NEWNS,
-                      security->userns, {}};
+    apply_cpu_class(cpu_class_of(fields), **confinement);
+    ns::JoinSpec spec = opened->join(CLONE_NEWNS, security->userns);
 
     bool in = flow == Flow::into_sandbox;
     int data[2], rep[2], verdict[2] = {-1, -1};

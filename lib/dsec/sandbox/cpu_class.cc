@@ -9,7 +9,7 @@ const char* cpu_class_name(CpuClass c) { return c == CpuClass::batch ? "batch" :
 Result<CpuClass> parse_cpu_class(const std::string& text) {
     if (text == "latency") return CpuClass::latency;
     if (text == "batch") return CpuClass::batch;
-    return fail(make_error("usage", "--class must be latency or batch, got \"" + text + "\""));
+    return fail(make_error(Code::usage, "--class must be latency or batch, got \"" + text + "\""));
 }
 
 CpuClass cpu_class_of(const nlohmann::json& state) {

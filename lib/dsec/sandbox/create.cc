@@ -24,9 +24,9 @@ Status check_mounted(const mount::Rootfs& rootfs) {
     for (auto& dir : rootfs.lowerdirs) {
         struct stat st, parent;
         if (::stat(dir.c_str(), &st) < 0 || ::stat((dir + "/..").c_str(), &parent) < 0 || st.st_dev == parent.st_dev)
-            return fail(make_error("not_mounted", "layer is not mounted (run dsec-mount first)", dir));
+            return fail(make_error(Code::not_mounted, "layer is not mounted (run dsec-mount first)", dir));
     }
-    if (rootfs.lowerdirs.empty()) return fail(make_error("bad_input", "rootfs has no layers", rootfs.id));
+    if (rootfs.lowerdirs.empty()) return fail(make_error(Code::bad_input, "rootfs has no layers", rootfs.id));
     return {};
 }
 
@@ -60,8 +60,8 @@ bool sandbox_exists(const std::string& run_dir, const std::string& id) {
     return fs::exists(run_dir + "/sandboxes/" + id);
 }
 
-Result<json> build(const Paths& paths, const mount::Rootfs& rootfs, const CreateOptions& o, const std::string& id,
-                   json& state) {
+Result<State> build(const Paths& paths, const mount::Rootfs& rootfs, const CreateOptions& o, const std::string& id,
+                    State& state) {
     if (auto r = check_mounted(rootfs); !r) return fail(r.error());
     const Security& sec = o.security;
     if (o.guard && !o.guard->network.empty())
@@ -75,9 +75,9 @@ Result<json> build(const Paths& paths, const mount::Rootfs& rootfs, const Create
         ids = *claimed;
         // Saved with the rest below; if create dies before that, the slot names a sandbox
         // whose state directory destroy removes, and the next claim takes it over.
-        state["security"]["host_uid"] = ids.host_first;
-        state["security"]["ids"] = ns::kIdsPerSandbox;
-        state["security"]["slot"] = ids.slot;
+        state.extra["security"]["host_uid"] = ids.host_first;
+        state.extra["security"]["ids"] = ns::kIdsPerSandbox;
+        state.extra["security"]["slot"] = ids.slot;
     }
     if (auto r = install_seccomp(paths, id, sec.seccomp, o.guard ? &o.guard->syscalls : nullptr); !r)
         return fail(r.error());
@@ -99,25 +99,25 @@ Result<json> build(const Paths& paths, const mount::Rootfs& rootfs, const Create
     if (o.guard && !o.guard->network.empty()) {
         auto egress = start_egress(paths, id, init->pid, cg.unified_dir(), o.guard->network);
         if (!egress) return fail(std::move(egress.error()).context("applying the policy's network rules"));
-        state["egress"] = *egress;
+        state.extra["egress"] = *egress;
     }
 
-    state["pid"] = init->pid;
-    state["pid_start"] = mount::process_start(init->pid);
-    state["state"] = "running";
-    state["cgroup"] = {{"mode", cgroup::mode_name(layout->mode)}, {"dirs", cg.dirs()}};
+    state.pid = init->pid;
+    state.pid_start = mount::process_start(init->pid);
+    state.lifecycle = Lifecycle::running;
+    state.cgroup = SavedCgroup{cgroup::mode_name(layout->mode), cg.dirs()};
     if (auto r = save(paths, state); !r) return fail(r.error());
     return state;
 }
 }  // namespace
 
 Result<json> create(const Paths& paths, const mount::Rootfs& rootfs, const CreateOptions& o) {
-    std::string id = !o.id.empty() ? o.id : !rootfs.id.empty() ? rootfs.id : random_id();
+    std::string id = !o.id.empty() ? o.id : !rootfs.id.empty() ? rootfs.id : random_hex(kSandboxIdBytes);
     if (auto r = check_id(id); !r) return fail(r.error());
     if (auto r = fs::mkdir_p(paths.sandboxes(), 0700); !r) return fail(r.error());
     // mkdir is the claim on the id: a second create of the same id fails here.
     if (::mkdir(paths.state_dir(id).c_str(), 0700) < 0) {
-        if (errno == EEXIST) return fail(make_error("exists", "sandbox \"" + id + "\" already exists", id));
+        if (errno == EEXIST) return fail(make_error(Code::exists, "sandbox \"" + id + "\" already exists", id));
         return fail(sys_error("mkdir", paths.state_dir(id)));
     }
     auto held = lock(paths, id);
@@ -129,11 +129,8 @@ Result<json> create(const Paths& paths, const mount::Rootfs& rootfs, const Creat
     if (o.limits.pids) limits["pids"] = o.limits.pids;
     if (o.disk) limits["disk"] = o.disk;
     limits["tmp"] = o.tmp_size;
-    json state = {{"id", id},
-                  {"state", "creating"},
-                  {"pid", 0},
-                  {"pid_start", 0},
-                  {"kind", "container"},
+    State state{.id = id, .lifecycle = Lifecycle::creating};
+    state.extra = {{"kind", "container"},
                   {"hostname", o.hostname.empty() ? id.substr(0, 63) : o.hostname},
                   {"rootfs", rootfs.to_record()},
                   {"limits", limits},
@@ -146,11 +143,11 @@ Result<json> create(const Paths& paths, const mount::Rootfs& rootfs, const Creat
                   {"last_exec", nullptr},
                   {"class", cpu_class_name(o.cpu_class)},
                   {"security", security_record(o.security)}};
-    state.update(resolve_config(rootfs, o));
-    state.update(core_sched_record(o.cpu_class, core_sched_errno()));
-    if (!o.policy.empty()) state["policy"] = o.policy;
-    if (o.guard) state["guard"] = guard::policy_record(*o.guard);
-    if (!o.binds.empty()) state["binds"] = binds_record(o.binds);
+    state.extra.update(resolve_config(rootfs, o));
+    state.extra.update(core_sched_record(o.cpu_class, core_sched_errno()));
+    if (!o.policy.empty()) state.extra["policy"] = o.policy;
+    if (o.guard) state.extra["guard"] = guard::policy_record(*o.guard);
+    if (!o.binds.empty()) state.extra["binds"] = binds_record(o.binds);
     // Written before any work: a crash from here on leaves a state destroy() can finish.
     if (auto r = save(paths, state); !r) return fail(r.error());
 

@@ -14,9 +14,9 @@ namespace dsec::sandbox {
 
 namespace {
 // Killing pid 1 of a pid namespace kills everything in it; the pidfd tells when it is gone.
-void kill_init(const json& state) {
+void kill_init(const State& state) {
     if (!init_alive(state)) return;
-    int pid = state.value("pid", 0);
+    int pid = state.pid;
     Fd pidfd(int(::syscall(SYS_pidfd_open, pid, 0)));
     if (!pidfd || !init_alive(state)) return;  // re-check: the pid may have been reused meanwhile
     ::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0);
@@ -40,7 +40,7 @@ Result<json> destroy(const Paths& paths, const std::string& id, Missing missing,
     cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
     if (!anything_left(paths, id, cg)) {
         if (missing == Missing::error)
-            return fail(make_error("not_found", "no sandbox \"" + id + "\" (unknown or destroyed)", id));
+            return fail(make_error(Code::not_found, "no sandbox \"" + id + "\" (unknown or destroyed)", id));
         return json{{"type", "sandbox"}, {"v", 1}, {"id", id}, {"state", "absent"}};
     }
     fs::Lock held;
@@ -51,9 +51,9 @@ Result<json> destroy(const Paths& paths, const std::string& id, Missing missing,
     // Whatever the state says (or if it is unreadable), mark the teardown first so that a
     // crash in the middle is seen and finished by the next destroy or gc.
     auto state = load(paths, id);
-    json st = state ? *state : json{{"id", id}};
+    State st = state ? *state : State{.id = id};
     if (fs::exists(paths.state_dir(id))) {
-        st["state"] = "destroying";
+        st.lifecycle = Lifecycle::destroying;
         (void)save(paths, st);
     }
     kill_init(st);
@@ -63,13 +63,14 @@ Result<json> destroy(const Paths& paths, const std::string& id, Missing missing,
     if (!keep_log_dir.empty())
         if (auto r = keep_log(paths, id, keep_log_dir); !r) return fail(std::move(r.error()).context("keeping the command log"));
     // The veth went with the network namespace; its egress slot and pins stay.
-    if (auto r = stop_egress(paths, id, st); !r) return fail(r.error());
+    if (auto r = stop_egress(paths, id, st.extra); !r) return fail(r.error());
     // Its host id range goes back to the pool once nothing of it runs.
-    if (st.contains("security") && st["security"].is_object() && st["security"].contains("slot"))
-        if (auto r = ns::release_ids(paths.run, st["security"].value("slot", 0u), id); !r) return fail(r.error());
+    const json& sec = st.extra.contains("security") ? st.extra["security"] : json();
+    if (sec.is_object() && sec.contains("slot"))
+        if (auto r = ns::release_ids(paths.run, sec.value("slot", 0u), id); !r) return fail(r.error());
     // The overlay's mount went with the mount namespace; what is left is plain files.
     if (auto r = fs::remove_tree(paths.data_dir(id)); !r) return fail(r.error());
-    std::string rootfs_id = st.contains("rootfs") && st["rootfs"].is_object() ? st["rootfs"].value("id", "") : "";
+    std::string rootfs_id = st.rootfs_id();
     if (!rootfs_id.empty() && rootfs_id != id && check_id(rootfs_id))
         if (auto r = fs::remove_tree(paths.data_dir(rootfs_id)); !r) return fail(r.error());
     if (auto r = fs::remove_tree(paths.state_dir(id)); !r) return fail(r.error());

@@ -17,6 +17,7 @@
 #include "dsec/mount/usage.h"
 #include "dsec/sandbox/detached_files.h"
 #include "dsec/sandbox/limits.h"
+#include "dsec/sys/id.h"
 
 namespace dsec::sandbox {
 
@@ -39,7 +40,7 @@ bool may_add(const Paths& paths, const std::string& id) {
     auto held = lock(paths, id);
     if (!held) return false;
     auto state = load(paths, id);
-    return state && state->value("state", "") != "destroying";
+    return state && state->lifecycle != Lifecycle::destroying;
 }
 
 Status write_if_kept(const Paths& paths, const std::string& id, const std::string& path, const json& record) {
@@ -47,8 +48,8 @@ Status write_if_kept(const Paths& paths, const std::string& id, const std::strin
     if (!held) return fail(held.error());
     auto state = load(paths, id);
     if (!state) return fail(state.error());
-    if (state->value("state", "") == "destroying")
-        return fail(make_error("not_running", "sandbox \"" + id + "\" is being destroyed", id));
+    if (state->lifecycle == Lifecycle::destroying)
+        return fail(make_error(Code::not_running, "sandbox \"" + id + "\" is being destroyed", id));
     return fs::atomic_write(path, record.dump() + "\n", 0600);
 }
 
@@ -151,16 +152,16 @@ void copy_output(const Paths& paths, const std::string& id, int out_r, int err_r
 
 Result<json> exec_detached(const Paths& paths, const std::string& id, const ExecOptions& options) {
     if (auto r = check_id(id); !r) return fail(r.error());
-    if (options.argv.empty()) return fail(make_error("usage", "no command given (dsec-run exec -d ID -- CMD...)"));
+    if (options.argv.empty()) return fail(make_error(Code::usage, "no command given (dsec-run exec -d ID -- CMD...)"));
     auto state = load(paths, id);
     if (!state) return fail(state.error());
-    if (std::string s = state->value("state", ""); s != "running")
-        return fail(make_error("not_running", "sandbox \"" + id + "\" is " + s, id));
+    if (state->lifecycle != Lifecycle::running)
+        return fail(make_error(Code::not_running, "sandbox \"" + id + "\" is " + std::string(lifecycle_name(state->lifecycle)), id));
     ExecOptions o = options;
     o.tty = false;
     o.capture = false;
     o.input = Stdin::null;
-    std::string key = random_id().substr(0, 8);
+    std::string key = random_hex(4);
     std::string dir = detached_files::dir(paths, id, key);
     if (auto r = fs::mkdir_p(detached_dir(paths, id), 0700); !r) return fail(r.error());
     if (::mkdir(dir.c_str(), 0700) < 0) return fail(sys_error("mkdir", dir));
@@ -198,7 +199,7 @@ Result<json> exec_detached(const Paths& paths, const std::string& id, const Exec
         (void)fs::remove_tree(dir);
         auto fields = json::parse(line, nullptr, false);
         if (fields.is_object()) return fail(Error::from_fields(fields));
-        return fail(make_error("exec", "the detached exec's supervisor did not start", dir));
+        return fail(make_error(Code::exec, "the detached exec's supervisor did not start", dir));
     }
     auto record = detached_files::load(paths, id, key);
     if (!record) return fail(record.error());

@@ -64,16 +64,16 @@ namespace detached_files {
 
 Result<json> load(const Paths& paths, const std::string& id, const std::string& key) {
     if (!fs::exists(paths.state_dir(id)))
-        return fail(make_error("not_found", "no sandbox \"" + id + "\" (unknown or destroyed)", id));
+        return fail(make_error(Code::not_found, "no sandbox \"" + id + "\" (unknown or destroyed)", id));
     std::string path = dir(paths, id, key) + "/exec.json";
     auto text = valid_exec_key(key) ? fs::read_file(path) : Result<std::string>(fail(errno_error(ENOENT, "open", path)));
     if (!text) {
         if (text.error().err == ENOENT)
-            return fail(make_error("not_found", "sandbox \"" + id + "\" has no detached exec \"" + key + "\"", id));
+            return fail(make_error(Code::not_found, "sandbox \"" + id + "\" has no detached exec \"" + key + "\"", id));
         return fail(text.error());
     }
     auto j = json::parse(*text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) return fail(make_error("bad_input", "exec record does not parse", path));
+    if (j.is_discarded() || !j.is_object()) return fail(make_error(Code::bad_input, "exec record does not parse", path));
     return j;
 }
 
@@ -121,7 +121,7 @@ Result<json> resolve(const Paths& paths, const std::string& id, const std::strin
     if (!key.empty()) return detached_files::load(paths, id, key);
     auto all = list_detached(paths, id);
     if (!all) return fail(all.error());
-    if (all->empty()) return fail(make_error("not_found", "sandbox \"" + id + "\" has no detached exec", id));
+    if (all->empty()) return fail(make_error(Code::not_found, "sandbox \"" + id + "\" has no detached exec", id));
     return detached_files::load(paths, id, all->back().value("exec", ""));
 }
 
@@ -184,7 +184,7 @@ Status print_stream(const std::string& path, int out) {
 Result<std::vector<json>> list_detached(const Paths& paths, const std::string& id) {
     if (auto r = check_id(id); !r) return fail(r.error());
     if (!fs::exists(paths.state_dir(id)))
-        return fail(make_error("not_found", "no sandbox \"" + id + "\" (unknown or destroyed)", id));
+        return fail(make_error(Code::not_found, "no sandbox \"" + id + "\" (unknown or destroyed)", id));
     std::vector<json> records;
     auto keys = fs::list_dir(detached_dir(paths, id));
     if (!keys) return records;
@@ -247,22 +247,23 @@ Result<json> wait_detached(const Paths& paths, const std::string& id, const std:
     if (auto r = wait_for_process(record->value("pid", 0), record->value("pid_start", 0ULL)); !r) return fail(r.error());
     if (auto result = result_of(paths, id, exec_key)) {
         if (result->value("type", "") == "error") {
-            Error e = make_error(result->value("code", "exec"), result->value("message", ""), result->value("path", ""));
+            Error e = make_error(code_from_name(result->value("code", "exec")).value_or(Code::exec), result->value("message", ""),
+                                 result->value("path", ""));
             return fail(std::move(e).about(id));
         }
         return *result;
     }
     auto state = load(paths, id);
-    if (!state || state->value("state", "") == "destroying")
-        return fail(make_error("not_running", "sandbox \"" + id + "\" was destroyed before exec " + exec_key + " ended", id));
-    return fail(make_error("exec", "exec " + exec_key + " ended without a result (its supervisor was killed)", id));
+    if (!state || state->lifecycle == Lifecycle::destroying)
+        return fail(make_error(Code::not_running, "sandbox \"" + id + "\" was destroyed before exec " + exec_key + " ended", id));
+    return fail(make_error(Code::exec, "exec " + exec_key + " ended without a result (its supervisor was killed)", id));
 }
 
 Result<json> wait_sandbox(const Paths& paths, const std::string& id) {
     if (auto r = check_id(id); !r) return fail(r.error());
     auto state = load(paths, id);
     if (!state) return fail(state.error());
-    if (auto r = wait_for_process(state->value("pid", 0), state->value("pid_start", 0ULL)); !r) return fail(r.error());
+    if (auto r = wait_for_process(state->pid, state->pid_start); !r) return fail(r.error());
     return json{{"type", "sandbox"}, {"v", 1}, {"id", id}, {"state", "exited"}};
 }
 

@@ -14,10 +14,10 @@ Result<Upper> prepare_upper(const mount::Rootfs& rootfs, uint64_t disk) {
     Upper u;
     if (disk == 0) {
         if (rootfs.upper.empty() || !fs::exists(rootfs.upper) || !fs::exists(rootfs.work))
-            return fail(make_error("not_found", "the rootfs's upper or work directory is missing", rootfs.upper));
+            return fail(make_error(Code::not_found, "the rootfs's upper or work directory is missing", rootfs.upper));
         u.dir = fs::dirname(rootfs.upper);
         if (rootfs.upper != u.dir + "/upper" || rootfs.work != u.dir + "/work")
-            return fail(make_error("bad_input", "the rootfs's upper and work must be DIR/upper and DIR/work",
+            return fail(make_error(Code::bad_input, "the rootfs's upper and work must be DIR/upper and DIR/work",
                                    rootfs.upper));
         return u;
     }

@@ -10,6 +10,7 @@
 #include "dsec/net/cut.h"
 #include "dsec/net/egress.h"
 #include "dsec/net/resolve.h"
+#include "dsec/sandbox/open.h"
 #include "dsec/sandbox/user.h"
 #include "dsec/sys/fd.h"
 
@@ -76,14 +77,14 @@ Status write_hosts(const Paths& paths, const std::string& id, int init_pid, json
 }
 
 Result<Refreshed> refresh_names(const Paths& paths, const std::string& id) {
-    auto state = load(paths, id);
-    if (!state) return fail(state.error());
-    if (state->value("state", "") != "running" || !init_alive(*state))
-        return fail(make_error("not_running", "sandbox \"" + id + "\" is not running", id));
+    auto opened = open_sandbox(paths, id, Need::running_init);
+    if (!opened) return fail(opened.error());
+    State* state = &opened->state;
     Refreshed out;
     out.record = {{"type", "refresh"}, {"v", 1}, {"id", id}, {"names", json::object()}, {"changed", false}, {"cut", 0}};
-    if (!state->contains("egress") || !(*state)["egress"].is_object()) return out;
-    json& egress = (*state)["egress"];
+    json& fields = state->extra;
+    if (!fields.contains("egress") || !fields["egress"].is_object()) return out;
+    json& egress = fields["egress"];
     json next = json::object();
     bool changed = false;
     const json before = egress.value("names", json::object());
@@ -107,15 +108,15 @@ Result<Refreshed> refresh_names(const Paths& paths, const std::string& id) {
     }
     egress["names"] = next;
     if (changed) {
-        auto rules = guard::network_from_record((*state)["guard"].value("network", json::object()));
+        auto rules = guard::network_from_record(fields["guard"].value("network", json::object()));
         if (!rules) return fail(rules.error());
         auto table = guard::compile_rules(*rules, resolved_of(next));
         if (!table) return fail(table.error());
         if (auto r = net::update_egress(paths.run, id, *table); !r) return fail(r.error());
-        auto cut = net::cut_connections(state->value("pid", 0), *table);
+        auto cut = net::cut_connections(state->pid, *table);
         if (!cut) return fail(std::move(cut.error()).context("the new addresses are in force, but cutting connections"));
         out.record["cut"] = *cut;
-        if (auto r = write_hosts(paths, id, state->value("pid", 0), egress); !r) return fail(r.error());
+        if (auto r = write_hosts(paths, id, state->pid, egress); !r) return fail(r.error());
     }
     out.record["changed"] = changed;
     if (auto r = save(paths, *state); !r) return fail(r.error());

@@ -18,6 +18,7 @@
 #include "dsec/sandbox/cpu_class.h"
 #include "dsec/sandbox/limits.h"
 #include "dsec/sandbox/log.h"
+#include "dsec/sandbox/open.h"
 #include "dsec/sandbox/relay.h"
 #include "dsec/sandbox/user.h"
 #include "dsec/sandbox/security.h"
@@ -63,8 +64,9 @@ struct Prepared {
     std::vector<char*> sh_argv;           // /bin/sh FILE ARGS... for a file without a #! line
 };
 
-Result<Prepared> prepare(const json& state, const ExecOptions& o) {
+Result<Prepared> prepare(const State& st, const ExecOptions& o) {
     Prepared p;
+    const json& state = st.extra;
     for (auto& e : state.value("env", json::array()))
         if (e.is_string()) p.env_store.push_back(e.get<std::string>());
     for (auto& kv : o.env) {
@@ -85,7 +87,7 @@ Result<Prepared> prepare(const json& state, const ExecOptions& o) {
     p.sh_argv = {const_cast<char*>("/bin/sh"), nullptr};
     p.sh_argv.insert(p.sh_argv.end(), p.argv.begin() + 1, p.argv.end());
     p.workdir = !o.workdir.empty() ? o.workdir : state.value("workdir", "/");
-    auto user = resolve_user(!o.user.empty() ? o.user : state.value("user", "0"), state.value("pid", 0));
+    auto user = resolve_user(!o.user.empty() ? o.user : state.value("user", "0"), st.pid);
     if (!user) return fail(user.error());
     p.user = *user;
     auto security = security_from_state(state);
@@ -199,26 +201,22 @@ std::string Started::failure_note(const std::string& command) {
 
 Result<Started> start(const Paths& paths, const std::string& id, const ExecOptions& o, Io& io) {
     if (auto r = check_id(id); !r) return fail(r.error());
-    if (o.argv.empty()) return fail(make_error("usage", "no command given (dsec-run exec ID -- CMD...)"));
-    auto state = load(paths, id);
-    if (!state) return fail(state.error());
-    std::string s = state->value("state", "");
-    if (s != "running") return fail(make_error("not_running", "sandbox \"" + id + "\" is " + s, id));
-    auto prepared = prepare(*state, o);
+    if (o.argv.empty()) return fail(make_error(Code::usage, "no command given (dsec-run exec ID -- CMD...)"));
+    // The state is read here once; nothing on this path writes it.
+    auto opened = open_sandbox(paths, id, Need::running);
+    if (!opened) return fail(opened.error());
+    const State& state = opened->state;
+    auto prepared = prepare(state, o);
     if (!prepared) return fail(prepared.error());
     auto confinement = confinement_for(paths, id, prepared->security, prepared->user.uid, prepared->user.gid);
     if (!confinement) return fail(confinement.error());
     prepared->confinement = std::move(*confinement);
-    apply_cpu_class(cpu_class_of(*state), *prepared->confinement);
+    apply_cpu_class(cpu_class_of(state.extra), *prepared->confinement);
     // Held until the command ends: the sandbox is in use (not idle) meanwhile.
     auto in_use = begin_use(paths, id);
     if (!in_use) return fail(in_use.error());
 
-    auto layout = cgroup::detect();
-    if (!layout) return fail(layout.error());
-    cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
-    ns::JoinSpec spec{state->value("pid", 0), state->value("pid_start", 0ULL), cg.procs_files(), 0,
-                      prepared->security.userns, {}};
+    ns::JoinSpec spec = opened->join(0, prepared->security.userns);
     int p[2];
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
     Fd err_r(p[0]), err_w(p[1]);
@@ -226,11 +224,11 @@ Result<Started> start(const Paths& paths, const std::string& id, const ExecOptio
     spec.body_execs = true;
     auto child = ns::spawn_inside(spec, [&] { child_main(*prepared, io, err_w.get()); });
     if (!child) {
-        if (child.error().code == "not_running")
-            return fail(make_error("not_running", "sandbox \"" + id + "\" has no live init (destroy it)", id));
+        if (child.error().code == Code::not_running)
+            return fail(make_error(Code::not_running, "sandbox \"" + id + "\" has no live init (destroy it)", id));
         return fail(child.error());
     }
-    return Started{std::move(*child), std::move(err_r), std::move(*in_use), std::move(cg), prepared->workdir,
+    return Started{std::move(*child), std::move(err_r), std::move(*in_use), std::move(opened->cg), prepared->workdir,
                    std::to_string(prepared->user.uid) + ":" + std::to_string(prepared->user.gid)};
 }
 
@@ -258,7 +256,7 @@ Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOpt
     if (auto note = started->failure_note(o.argv[0]); !note.empty()) result->note = note;
     if (result->signal == SIGKILL) {
         auto now = load(paths, id);
-        if (!now || now->value("state", "") == "destroying") result->note = "sandbox destroyed during exec";
+        if (!now || now->lifecycle == Lifecycle::destroying) result->note = "sandbox destroyed during exec";
     }
     json entry = log_record(id, "exec");
     entry["argv"] = o.argv;

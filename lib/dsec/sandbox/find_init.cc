@@ -15,7 +15,7 @@ Result<std::string> find_init() {
     std::string dir = fs::dirname(std::string(buf, size_t(n)));
     for (const std::string& candidate : {dir + "/dsec-init", dir + "/../libexec/dsec/dsec-init"})
         if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    return fail(make_error("not_found", "dsec-init is neither beside dsec-run nor in ../libexec/dsec", dir));
+    return fail(make_error(Code::not_found, "dsec-init is neither beside dsec-run nor in ../libexec/dsec", dir));
 }
 
 namespace {

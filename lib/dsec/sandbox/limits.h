@@ -20,7 +20,4 @@ using parse::User;
 
 using dsec::check_id;
 
-/// A fresh random sandbox id (12 hex digits).
-inline std::string random_id() { return random_hex(6); }
-
 }  // namespace dsec::sandbox

@@ -7,17 +7,15 @@
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "dsec/sandbox/state.h"
 
 namespace dsec::sandbox {
 
-/// The state of sandbox `id` for a listing: its state file; {"id","state":"creating"}
-/// when the directory holds no state file (a create on its way, or a destroy removing
-/// it; gc's half_created once past its grace); {"id","state":"broken"} only when the
+/// The state of sandbox `id` for a listing: its state file; {id, creating} when the
+/// directory holds no state file (a create on its way, or a destroy removing it; gc's
+/// half_created once past its grace); {id, broken} only when the
 /// state file cannot be read or does not parse; nullopt once the directory is gone
 /// (destroyed since it was listed). Errors: none, they are the states above.
-std::optional<json> listed_state(const Paths& paths, const std::string& id);
+std::optional<State> listed_state(const Paths& paths, const std::string& id);
 
 }  // namespace dsec::sandbox

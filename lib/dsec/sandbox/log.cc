@@ -46,7 +46,7 @@ json copy_log_record(const std::string& id, const std::string& src, const std::s
     entry["duration_ms"] = duration_ms;
     entry["exit_code"] = outcome ? 0 : 1;
     if (outcome) entry[into ? "bytes_in" : "bytes_out"] = outcome->bytes;
-    else entry["error"] = outcome.error().code;
+    else entry["error"] = code_name(outcome.error().code);
     return entry;
 }
 
@@ -81,7 +81,7 @@ uint64_t log_position(const Paths& paths, const std::string& id) {
 Status print_log(const Paths& paths, const std::string& id, bool follow, int out_fd) {
     std::string path = log_file(paths, id);
     if (!fs::exists(paths.state_dir(id)))
-        return fail(make_error("not_found", "no sandbox \"" + id + "\" (unknown or destroyed)", id));
+        return fail(make_error(Code::not_found, "no sandbox \"" + id + "\" (unknown or destroyed)", id));
     Fd fd;
     uint64_t offset = 0;
     std::string partial;

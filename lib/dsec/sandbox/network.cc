@@ -13,6 +13,7 @@
 #include "dsec/guard/hosts.h"
 #include "dsec/mount/usage.h"
 #include "dsec/sandbox/egress_names.h"
+#include "dsec/sandbox/open.h"
 #include "dsec/sys/fs.h"
 
 namespace dsec::sandbox {
@@ -31,11 +32,11 @@ void set_addresses6(json& egress, const net::Link& link) {
 
 Status check_egress_security(const Security& sec) {
     if (!sec.userns)
-        return fail(make_error("bad_input", "policy: network.allow: egress rules need the sandbox's own user namespace "
+        return fail(make_error(Code::bad_input, "policy: network.allow: egress rules need the sandbox's own user namespace "
                                             "(not --userns=host)"));
     for (auto [cap, name] : {std::pair{CAP_NET_RAW, "NET_RAW"}, std::pair{CAP_NET_ADMIN, "NET_ADMIN"}})
         if (sec.caps & (uint64_t(1) << cap))
-            return fail(make_error("bad_input", std::string("policy: network.allow: egress rules cannot hold with ") +
+            return fail(make_error(Code::bad_input, std::string("policy: network.allow: egress rules cannot hold with ") +
                                                     name + " kept (--cap-add): packet sockets and tunnels go around "
                                                     "them"));
     return {};
@@ -44,7 +45,7 @@ Status check_egress_security(const Security& sec) {
 Result<json> start_egress(const Paths& paths, const std::string& id, int init_pid, const std::string& unified_cgroup,
                           const guard::NetworkRules& rules) {
     if (unified_cgroup.empty())
-        return fail(make_error("unsupported", "network egress needs the unified cgroup tree (cgroup2), which this host "
+        return fail(make_error(Code::unsupported, "network egress needs the unified cgroup tree (cgroup2), which this host "
                                               "has not mounted"));
     auto pool = net::pool_from_env();
     if (!pool) return fail(pool.error());
@@ -132,24 +133,22 @@ Result<bool> drop_unused_egress(const Paths& paths, bool dry_run) {
 }
 
 Result<EgressChange> change_egress(const Paths& paths, const std::string& id, const guard::NetworkRules& rules) {
-    auto state = load(paths, id);
-    if (!state) return fail(state.error());
-    if (state->value("state", "") != "running" || !init_alive(*state))
-        return fail(make_error("not_running", "sandbox \"" + id + "\" is not running", id));
+    auto opened = open_sandbox(paths, id, Need::running_init);
+    if (!opened) return fail(opened.error());
+    State* state = &opened->state;
     EgressChange change;
-    int pid = state->value("pid", 0);
-    if (!state->contains("egress")) {
-        auto sec = security_from_state(*state);
+    int pid = state->pid;
+    json& fields = state->extra;
+    if (!fields.contains("egress")) {
+        auto sec = security_from_state(fields);
         if (!sec) return fail(sec.error());
         if (auto r = check_egress_security(*sec); !r) return fail(r.error());
-        auto cg = cgroup_of(paths, id);
-        if (!cg) return fail(cg.error());
-        auto made = start_egress(paths, id, pid, cg->unified_dir(), rules);
+        auto made = start_egress(paths, id, pid, opened->cg.unified_dir(), rules);
         if (!made) return fail(made.error());
-        (*state)["egress"] = *made;
+        fields["egress"] = *made;
         change.started = true;
     } else {
-        json& egress = (*state)["egress"];
+        json& egress = fields["egress"];
         // Names already in force keep their addresses (refresh renews them); new ones
         // are resolved now, and one that does not resolve changes nothing.
         auto names = resolve_names(rules, egress.value("names", json::object()));
@@ -164,13 +163,13 @@ Result<EgressChange> change_egress(const Paths& paths, const std::string& id, co
         if (auto r = write_hosts(paths, id, pid, egress); !r)
             return fail(std::move(r.error()).context("the new rules are in force, but writing /etc/hosts"));
     }
-    change.names = (*state)["egress"].value("names", json::object());
+    change.names = fields["egress"].value("names", json::object());
     guard::Policy shown;
     shown.network = rules;
     change.network = guard::policy_record(shown)["network"];
-    if (!state->contains("guard") || !(*state)["guard"].is_object())
-        (*state)["guard"] = guard::policy_record(guard::Policy{});
-    (*state)["guard"]["network"] = change.network;
+    if (!fields.contains("guard") || !fields["guard"].is_object())
+        fields["guard"] = guard::policy_record(guard::Policy{});
+    fields["guard"]["network"] = change.network;
     if (auto r = save(paths, *state); !r) return fail(r.error());
     return change;
 }
@@ -180,7 +179,7 @@ Result<std::vector<json>> egress_events(const Paths& paths, const std::string& i
     if (!fs::exists(net::pin_dir(paths.run, id))) return out;
     auto denials = net::read_denials(paths.run, id);
     if (!denials) {
-        if (denials.error().code == "not_found") return out;  // destroyed meanwhile
+        if (denials.error().code == Code::not_found) return out;  // destroyed meanwhile
         return fail(denials.error());
     }
     static const char* const kOps[] = {"?", "connect", "send", "socket"};

@@ -33,12 +33,12 @@ Status use_policy(const std::string& path, CreateOptions& o) {
     auto policy = guard::load_policy(path);
     if (!policy) return fail(policy.error());
     if (!policy->syscalls.empty() && o.security.seccomp == "unconfined")
-        return fail(make_error("bad_input", "policy: syscalls: changes a seccomp profile, and --seccomp is unconfined",
+        return fail(make_error(Code::bad_input, "policy: syscalls: changes a seccomp profile, and --seccomp is unconfined",
                                path));
     // The covers are mounts attached from the host after the sandbox's namespaces are
     // made, so not locked: with SYS_ADMIN, root inside could take them off.
     if (!policy->files.empty() && (o.security.caps & (uint64_t(1) << CAP_SYS_ADMIN)))
-        return fail(make_error("bad_input", "policy: files: read-only and hidden paths cannot hold with SYS_ADMIN kept "
+        return fail(make_error(Code::bad_input, "policy: files: read-only and hidden paths cannot hold with SYS_ADMIN kept "
                                             "(--cap-add): root inside could unmount or remount them", path));
     char* abs = ::realpath(path.c_str(), nullptr);
     o.policy = abs ? abs : path;
@@ -68,7 +68,7 @@ Result<std::shared_ptr<const guard::Policy>> policy_of_state(const nlohmann::jso
         p->digest = g.value("digest", "");
         return std::shared_ptr<const guard::Policy>(std::move(p));
     } catch (const nlohmann::json::exception& e) {
-        return fail(make_error("bad_input", std::string("the sandbox's recorded policy is malformed: ") + e.what(),
+        return fail(make_error(Code::bad_input, std::string("the sandbox's recorded policy is malformed: ") + e.what(),
                                state.value("id", "")));
     }
 }

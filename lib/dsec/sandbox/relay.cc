@@ -298,10 +298,10 @@ Status Io::receive_master() {
     ssize_t n;
     while ((n = ::recvmsg(pty_sock.get(), &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
     }
-    if (n != 1) return fail(make_error("io", "no terminal from inside the sandbox"));
+    if (n != 1) return fail(make_error(Code::io, "no terminal from inside the sandbox"));
     struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
     if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-        return fail(make_error("io", "no terminal from inside the sandbox"));
+        return fail(make_error(Code::io, "no terminal from inside the sandbox"));
     int fd;
     std::memcpy(&fd, CMSG_DATA(cm), sizeof fd);
     master.reset(fd);

@@ -29,7 +29,7 @@ Result<Security> security_from_state(const json& state) {
     Security s;
     const json& j = state.contains("security") ? state["security"] : json();
     if (!j.is_object())
-        return fail(make_error("bad_input", "sandbox \"" + state.value("id", "") +
+        return fail(make_error(Code::bad_input, "sandbox \"" + state.value("id", "") +
                                                 "\" was made by an older dsec, without a user namespace: destroy it "
                                                 "and create it again"));
     s.userns = j.value("userns", "private") != "host";

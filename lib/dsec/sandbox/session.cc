@@ -27,12 +27,12 @@ Result<json> load(const Paths& paths, const SessionRef& ref) {
     auto text = fs::read_file(dir(paths, ref) + "/session.json");
     if (!text) {
         if (text.error().err == ENOENT)
-            return fail(make_error("not_found", "no session \"" + ref.id() + "\" (unknown or closed)", ref.id()));
+            return fail(make_error(Code::not_found, "no session \"" + ref.id() + "\" (unknown or closed)", ref.id()));
         return fail(text.error());
     }
     auto j = json::parse(*text, nullptr, false);
     if (j.is_discarded() || !j.is_object())
-        return fail(make_error("bad_input", "session record does not parse", dir(paths, ref) + "/session.json"));
+        return fail(make_error(Code::bad_input, "session record does not parse", dir(paths, ref) + "/session.json"));
     return j;
 }
 
@@ -94,15 +94,15 @@ Result<SessionRef> SessionRef::parse(const std::string& session) {
     bool ok = at != std::string::npos && check_id(ref.sandbox) && ref.key.size() == 8;
     for (char c : ref.key)
         if (!std::isxdigit((unsigned char)c)) ok = false;
-    if (!ok) return fail(make_error("bad_input", "invalid session id \"" + session + "\": SANDBOX@8 hex digits"));
+    if (!ok) return fail(make_error(Code::bad_input, "invalid session id \"" + session + "\": SANDBOX@8 hex digits"));
     return ref;
 }
 
 Result<json> open_session(const Paths& paths, const std::string& id, const SessionOptions& so) {
     if (auto r = check_id(id); !r) return fail(r.error());
     if (!fs::exists(paths.state_dir(id)))
-        return fail(make_error("not_found", "no sandbox \"" + id + "\" (unknown or destroyed)", id));
-    SessionRef ref{id, random_id().substr(0, 8)};
+        return fail(make_error(Code::not_found, "no sandbox \"" + id + "\" (unknown or destroyed)", id));
+    SessionRef ref{id, random_hex(4)};
     std::string dir = session_files::dir(paths, ref);
     if (auto r = fs::mkdir_p(session_files::all_dir(paths, id), 0700); !r) return fail(r.error());
     if (::mkdir(dir.c_str(), 0700) < 0) return fail(sys_error("mkdir", dir));
@@ -140,7 +140,7 @@ Result<json> open_session(const Paths& paths, const std::string& id, const Sessi
     auto started = start(paths, id, o, io);
     if (!started) return fail(started.error());
     if (auto note = started->failure_note(so.shell); !note.empty())
-        return fail(make_error("exec", "cannot start the session's shell: " + note, so.shell));
+        return fail(make_error(Code::exec, "cannot start the session's shell: " + note, so.shell));
     // The shell holds the master itself (descriptor 8); ours is not needed.
     if (so.pty)
         if (auto r = io.receive_master(); !r) return fail(r.error());
@@ -161,7 +161,7 @@ Result<std::vector<json>> list_sessions(const Paths& paths, const std::string& i
     if (!id.empty()) {
         if (auto r = check_id(id); !r) return fail(r.error());
         if (!fs::exists(paths.state_dir(id)))
-            return fail(make_error("not_found", "no sandbox \"" + id + "\" (unknown or destroyed)", id));
+            return fail(make_error(Code::not_found, "no sandbox \"" + id + "\" (unknown or destroyed)", id));
         ids.push_back(id);
     } else {
         ids = list_ids(paths);

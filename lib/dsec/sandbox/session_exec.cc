@@ -46,7 +46,7 @@ Result<Fd> shell_terminal(int shell_pidfd, const SessionRef& ref) {
     Fd master(int(::syscall(SYS_pidfd_getfd, shell_pidfd, 8, 0)));
     unsigned number = 0;
     if (!master || ::ioctl(master.get(), TIOCGPTN, &number) < 0)
-        return fail(make_error("io", "session \"" + ref.id() + "\" has lost its terminal (closed or replaced inside); close it",
+        return fail(make_error(Code::io, "session \"" + ref.id() + "\" has lost its terminal (closed or replaced inside); close it",
                                ref.id()));
     // Shared with the shell's copy, which it never reads or writes itself.
     if (::fcntl(master.get(), F_SETFL, O_NONBLOCK) < 0) return fail(sys_error("fcntl", "O_NONBLOCK"));
@@ -137,10 +137,10 @@ int ms_until(Clock::time_point when, Clock::time_point now) {
 
 Result<ExecResult> session_exec(const Paths& paths, const SessionRef& ref, const std::string& command,
                                 const ExecOptions& o) {
-    if (command.find('\0') != std::string::npos) return fail(make_error("bad_input", "the command holds a NUL byte"));
+    if (command.find('\0') != std::string::npos) return fail(make_error(Code::bad_input, "the command holds a NUL byte"));
     std::string dir = session_files::dir(paths, ref);
     if (!fs::exists(dir))
-        return fail(make_error("not_found", "no session \"" + ref.id() + "\" (unknown or closed)", ref.id()));
+        return fail(make_error(Code::not_found, "no session \"" + ref.id() + "\" (unknown or closed)", ref.id()));
     // One command at a time per session: a second waits here.
     auto held = fs::lock(dir + "/lock");
     if (!held) return fail(held.error());
@@ -149,7 +149,7 @@ Result<ExecResult> session_exec(const Paths& paths, const SessionRef& ref, const
     int shell = record->value("pid", 0);
     Fd pidfd(int(::syscall(SYS_pidfd_open, shell, 0)));
     if (!pidfd || !session_files::shell_alive(*record))
-        return fail(make_error("not_running", "session \"" + ref.id() + "\" has ended (its shell exited)", ref.id()));
+        return fail(make_error(Code::not_running, "session \"" + ref.id() + "\" has ended (its shell exited)", ref.id()));
     // Thaws a paused sandbox, and keeps it from counting as idle while the command runs.
     auto in_use = begin_use(paths, ref.sandbox);
     if (!in_use) return fail(in_use.error());

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "dsec/cgroup/cgroup.h"
+#include "dsec/sandbox/open.h"
 #include "dsec/sandbox/standby.h"
 #include "dsec/sys/fd.h"
 #include "dsec/sys/fs.h"
@@ -29,7 +30,7 @@ Result<int> parse_signal(const std::string& text) {
             if (abbrev && t == abbrev) return s;
         }
     }
-    return fail(make_error("usage", "unknown signal \"" + text + "\" (a name such as TERM or KILL, or a number)"));
+    return fail(make_error(Code::usage, "unknown signal \"" + text + "\" (a name such as TERM or KILL, or a number)"));
 }
 
 namespace {
@@ -48,13 +49,10 @@ bool in_group(int pid, const std::string& group) {
 }  // namespace
 
 Result<int> signal_sandbox(const Paths& paths, const std::string& id, int sig) {
-    auto state = load(paths, id);
-    if (!state) return fail(state.error());
-    if (state->value("state", "") != "running" || !init_alive(*state))
-        return fail(make_error("not_running", "sandbox \"" + id + "\" is not running", id));
-    int init = state->value("pid", 0);
-    auto cg = cgroup_of(paths, id);
-    if (!cg) return fail(cg.error());
+    auto opened = open_sandbox(paths, id, Need::running_init);
+    if (!opened) return fail(opened.error());
+    int init = opened->state.pid;
+    const cgroup::Cgroup* cg = &opened->cg;
     std::string group = ":/" + paths.cgroup_parent() + "/" + id;
     int sent = 0;
     for (int pid : cg->pids()) {

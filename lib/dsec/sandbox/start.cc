@@ -53,10 +53,10 @@ Result<ns::Started> start(const Paths& paths, const mount::Rootfs& rootfs, const
     if (!fds) return fail(fds.error());
     // Opened here, at each start, never kept from an earlier one (bind.h).
     if (!s.binds.empty() && !sec.userns)
-        return fail(make_error("usage", "--bind needs the sandbox's own user namespace (not --userns=host): "
+        return fail(make_error(Code::usage, "--bind needs the sandbox's own user namespace (not --userns=host): "
                                         "nothing would lock a read-only bind"));
     if (s.binds.size() > kMaxBinds)
-        return fail(make_error("usage", "at most " + std::to_string(kMaxBinds) + " --bind per sandbox"));
+        return fail(make_error(Code::usage, "at most " + std::to_string(kMaxBinds) + " --bind per sandbox"));
     std::vector<Fd> binds;
     ns::InitSpec spec;
     for (auto& b : s.binds) {

@@ -1,5 +1,7 @@
 #include "dsec/sandbox/state.h"
 
+#include <algorithm>
+#include <array>
 #include <ctime>
 
 #include "dsec/cgroup/cgroup.h"
@@ -8,31 +10,148 @@
 
 namespace dsec::sandbox {
 
+namespace {
+constexpr std::array<std::pair<Lifecycle, std::string_view>, 6> kLifecycles = {{
+    {Lifecycle::creating, "creating"},
+    {Lifecycle::running, "running"},
+    {Lifecycle::paused, "paused"},
+    {Lifecycle::destroying, "destroying"},
+    {Lifecycle::dead, "dead"},
+    {Lifecycle::broken, "broken"},
+}};
+
+// The fields State holds typed; everything else stays in `extra`.
+constexpr std::array<std::string_view, 7> kTyped = {"type", "v", "id", "state", "pid", "pid_start", "cgroup"};
+
+Result<SavedCgroup> cgroup_from_record(const json& j) {
+    if (!j.is_object() || !j.contains("mode") || !j["mode"].is_string() || !j.contains("dirs") ||
+        !j["dirs"].is_array())
+        return fail(make_error(Code::bad_input, "sandbox state: \"cgroup\" needs \"mode\" and \"dirs\""));
+    SavedCgroup cg{j["mode"].get<std::string>(), {}};
+    for (auto& d : j["dirs"]) {
+        if (!d.is_string()) return fail(make_error(Code::bad_input, "sandbox state: \"cgroup.dirs\" holds a non-string"));
+        cg.dirs.push_back(d.get<std::string>());
+    }
+    return cg;
+}
+}  // namespace
+
 std::string Paths::cgroup_parent() const { return cgroup::parent_for_run(run); }
 
-Result<json> load(const Paths& paths, const std::string& id) {
+std::string_view lifecycle_name(Lifecycle l) {
+    for (auto& [value, name] : kLifecycles)
+        if (value == l) return name;
+    return "broken";
+}
+
+Result<Lifecycle> parse_lifecycle(std::string_view name) {
+    for (auto& [value, n] : kLifecycles)
+        if (n == name) return value;
+    return fail(make_error(Code::bad_input, "sandbox state: unknown state \"" + std::string(name) + "\""));
+}
+
+json State::to_record() const {
+    json j = extra;
+    j["type"] = "sandbox";
+    j["v"] = 1;
+    j["id"] = id;
+    j["state"] = lifecycle_name(lifecycle);
+    j["pid"] = pid;
+    j["pid_start"] = pid_start;
+    if (cgroup) j["cgroup"] = {{"mode", cgroup->mode}, {"dirs", cgroup->dirs}};
+    return j;
+}
+
+Result<State> State::from_record(const json& j) {
+    if (!j.is_object()) return fail(make_error(Code::bad_input, "sandbox state is not an object"));
+    State s;
+    if (!j.contains("id") || !j["id"].is_string()) return fail(make_error(Code::bad_input, "sandbox state: no \"id\""));
+    s.id = j["id"].get<std::string>();
+    if (!j.contains("state") || !j["state"].is_string())
+        return fail(make_error(Code::bad_input, "sandbox state: no \"state\"", s.id));
+    auto life = parse_lifecycle(j["state"].get<std::string>());
+    if (!life) return fail(std::move(life.error()).context(s.id));
+    s.lifecycle = *life;
+    if (j.contains("pid") && !j["pid"].is_number_integer())
+        return fail(make_error(Code::bad_input, "sandbox state: \"pid\" is not a number", s.id));
+    if (j.contains("pid_start") && !j["pid_start"].is_number_integer())
+        return fail(make_error(Code::bad_input, "sandbox state: \"pid_start\" is not a number", s.id));
+    s.pid = j.value("pid", 0);
+    s.pid_start = j.value("pid_start", 0ULL);
+    if (j.contains("cgroup")) {
+        auto cg = cgroup_from_record(j["cgroup"]);
+        if (!cg) return fail(std::move(cg.error()).context(s.id));
+        s.cgroup = std::move(*cg);
+    }
+    for (auto& [key, value] : j.items())
+        if (std::find(kTyped.begin(), kTyped.end(), key) == kTyped.end()) s.extra[key] = value;
+    return s;
+}
+
+std::string State::rootfs_id() const {
+    auto r = extra.find("rootfs");
+    if (r == extra.end() || !r->is_object()) return "";
+    auto id = r->find("id");
+    return id != r->end() && id->is_string() ? id->get<std::string>() : "";
+}
+
+std::vector<std::string> State::layer_digests() const {
+    std::vector<std::string> out;
+    auto r = extra.find("rootfs");
+    if (r == extra.end() || !r->is_object()) return out;
+    for (auto& l : r->value("layers", json::array()))
+        if (l.is_object() && l.contains("digest") && l["digest"].is_string()) out.push_back(l["digest"].get<std::string>());
+    return out;
+}
+
+namespace {
+// The state file as a JSON object, not yet checked as a state.
+Result<json> read_record(const Paths& paths, const std::string& id) {
     auto text = fs::read_file(paths.state_file(id));
     if (!text) {
         if (text.error().err == ENOENT)
-            return fail(make_error("not_found", "no sandbox \"" + id + "\" (unknown or destroyed)", id));
+            return fail(make_error(Code::not_found, "no sandbox \"" + id + "\" (unknown or destroyed)", id));
         return fail(text.error());
     }
     auto j = json::parse(*text, nullptr, false);
     if (j.is_discarded() || !j.is_object())
-        return fail(make_error("bad_input", "sandbox state does not parse", paths.state_file(id)));
+        return fail(make_error(Code::bad_input, "sandbox state does not parse", paths.state_file(id)));
     return j;
 }
+}  // namespace
 
-Status save(const Paths& paths, json state) {
-    state["type"] = "sandbox";
-    state["v"] = 1;
-    std::string id = state.value("id", "");
-    return fs::atomic_write(paths.state_file(id), state.dump() + "\n");
+Result<State> load(const Paths& paths, const std::string& id) {
+    auto j = read_record(paths, id);
+    if (!j) return fail(j.error());
+    return State::from_record(*j);
+}
+
+Status save(const Paths& paths, const State& state) {
+    return fs::atomic_write(paths.state_file(state.id), state.to_record().dump() + "\n");
+}
+
+Result<std::map<std::string, size_t>> layer_users(const Paths& paths) {
+    std::map<std::string, size_t> users;
+    auto ids = fs::list_dir(paths.sandboxes());
+    if (!ids) return fail(ids.error());
+    for (auto& id : *ids) {
+        // Read leniently: a state this build cannot take whole (a lifecycle a newer build
+        // wrote, say) still holds a live init on its layers, which must not go.
+        auto j = read_record(paths, id);
+        if (!j) continue;
+        State st;
+        st.pid = j->value("pid", 0);
+        st.pid_start = j->value("pid_start", 0ULL);
+        if (j->contains("rootfs")) st.extra["rootfs"] = (*j)["rootfs"];
+        if (!init_alive(st)) continue;
+        for (auto& digest : st.layer_digests()) users[digest]++;
+    }
+    return users;
 }
 
 Result<fs::Lock> lock(const Paths& paths, const std::string& id) {
     if (!fs::exists(paths.state_dir(id)))
-        return fail(make_error("not_found", "no sandbox \"" + id + "\" (unknown or destroyed)", id));
+        return fail(make_error(Code::not_found, "no sandbox \"" + id + "\" (unknown or destroyed)", id));
     return fs::lock(paths.state_dir(id) + "/lock");
 }
 
@@ -41,18 +160,9 @@ std::vector<std::string> list_ids(const Paths& paths) {
     return ids ? *ids : std::vector<std::string>{};
 }
 
-bool init_alive(const json& state) {
-    int pid = state.value("pid", 0);
-    unsigned long long start = state.value("pid_start", 0ULL);
-    return pid > 0 && mount::process_alive(pid, start);
-}
+bool init_alive(const State& state) { return state.pid > 0 && mount::process_alive(state.pid, state.pid_start); }
 
-json public_record(const json& state) {
-    json out = state;
-    out["type"] = "sandbox";
-    out["v"] = 1;
-    return out;
-}
+json public_record(const State& state) { return state.to_record(); }
 
 std::string now_rfc3339() { return layer::now_rfc3339(); }
 

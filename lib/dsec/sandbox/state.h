@@ -7,7 +7,10 @@
 //   $DSEC_ROOT/sandboxes/<id>/            upper and work (made by mount::make_rootfs)
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -35,11 +38,62 @@ struct Paths {
     std::string cgroup_parent() const;
 };
 
-/// The state file as JSON. Errors: not_found (no such sandbox), bad_input (unparsable).
-Result<json> load(const Paths& paths, const std::string& id);
+/// Where a sandbox is in its life. The state file holds creating, running, destroying
+/// (and paused, reserved for a state a future pause may write); listings add dead (a
+/// running sandbox whose init is gone), paused (its cgroup frozen) and broken (a state
+/// file that cannot be read or does not parse).
+enum class Lifecycle { creating, running, paused, destroying, dead, broken };
 
-/// Writes the state atomically ("type":"sandbox" and "v":1 added).
-Status save(const Paths& paths, json state);
+/// The lifecycle's name, as the state file and records spell it.
+std::string_view lifecycle_name(Lifecycle l);
+
+/// The lifecycle named `name`. Errors: bad_input naming it.
+Result<Lifecycle> parse_lifecycle(std::string_view name);
+
+/// The cgroup create made, as it saved it: the layout's mode and one directory per
+/// hierarchy.
+struct SavedCgroup {
+    std::string mode;
+    std::vector<std::string> dirs;
+};
+
+/// A sandbox's state file, typed. The fields below are the ones every door into a
+/// sandbox reads; `extra` holds the record's other fields as written (the rootfs record,
+/// limits, labels, security, egress, guard, env, ... which their areas read, and any a
+/// newer build wrote that this one does not know), so that a load and a save never drop
+/// a field.
+struct State {
+    std::string id;
+    Lifecycle lifecycle = Lifecycle::creating;
+    int pid = 0;                          // the init, 0 before it runs
+    unsigned long long pid_start = 0;     // its start time (tells a reused pid)
+    std::optional<SavedCgroup> cgroup;    // absent in a state written before the init ran
+    json extra = json::object();
+
+    /// {"type":"sandbox","v":1,"id","state","pid","pid_start",["cgroup"],...extra}.
+    json to_record() const;
+    /// Parses a state record. Errors: bad_input naming the missing or malformed field
+    /// (an unknown lifecycle among them).
+    static Result<State> from_record(const json& j);
+
+    /// The rootfs record's id ("" when absent) and its layers' digests.
+    std::string rootfs_id() const;
+    std::vector<std::string> layer_digests() const;
+};
+
+/// Sandbox `id`'s state. Errors: not_found (no such sandbox), bad_input (unparsable, or
+/// not a state record).
+Result<State> load(const Paths& paths, const std::string& id);
+
+/// Writes the state atomically (fsynced: only create, destroy and the state's changes
+/// write it, never an exec).
+Status save(const Paths& paths, const State& state);
+
+/// Which layers live sandboxes use: digest -> number of sandboxes with a live init whose
+/// rootfs includes it, read from every state file that parses as JSON (whatever else it
+/// holds); files that do not parse are skipped (gc deals with them).
+/// Errors: io reading the sandboxes directory (none when it does not exist).
+Result<std::map<std::string, size_t>> layer_users(const Paths& paths);
 
 /// Takes the sandbox's lock (waits). Errors: not_found when its directory is gone.
 Result<fs::Lock> lock(const Paths& paths, const std::string& id);
@@ -47,15 +101,15 @@ Result<fs::Lock> lock(const Paths& paths, const std::string& id);
 /// Ids with a state directory, sorted.
 std::vector<std::string> list_ids(const Paths& paths);
 
-/// True when the state's init process is still the one it started ("pid", "pid_start").
-bool init_alive(const json& state);
+/// True when the state's init process is still the one it started (pid, pid_start).
+bool init_alive(const State& state);
 
 /// Sandbox `id`'s cgroup (in every hierarchy of this host's layout). Errors: the layout
 /// detection's.
 Result<cgroup::Cgroup> cgroup_of(const Paths& paths, const std::string& id);
 
-/// The record shown to users: the state without internal fields.
-json public_record(const json& state);
+/// The record shown to users: the state record.
+json public_record(const State& state);
 
 /// Now as RFC 3339 UTC, and as Unix seconds.
 std::string now_rfc3339();

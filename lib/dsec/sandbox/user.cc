@@ -30,7 +30,7 @@ Result<Entry> lookup(const std::string& text, const std::string& part, int init_
     auto file = read_inside(init_pid, path);
     if (!file) return fail(std::move(file.error()).context("looking up \"" + part + "\" for --user " + text));
     auto e = find_entry(*file, part);
-    if (!e) return fail(make_error("usage", "no \"" + part + "\" in the sandbox's " + path + " (--user " + text + ")"));
+    if (!e) return fail(make_error(Code::usage, "no \"" + part + "\" in the sandbox's " + path + " (--user " + text + ")"));
     return *e;
 }
 }  // namespace
@@ -47,7 +47,7 @@ Result<std::string> read_inside(int init_pid, const char* path) {
     struct stat st;
     if (::fstat(at.get(), &st) < 0) return fail(sys_error("fstat", path));
     if (!S_ISREG(st.st_mode) || st.st_size > kMaxFile)
-        return fail(make_error("bad_input", "not a regular file of at most 4 MiB in the sandbox", path));
+        return fail(make_error(Code::bad_input, "not a regular file of at most 4 MiB in the sandbox", path));
     std::string self = "/proc/self/fd/" + std::to_string(at.get());
     Fd f(::open(self.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
     if (!f) return fail(sys_error("open", path));
@@ -56,7 +56,7 @@ Result<std::string> read_inside(int init_pid, const char* path) {
     for (ssize_t n; (n = ::read(f.get(), buf, sizeof buf)) != 0;) {
         if (n < 0) return fail(sys_error("read", path));
         text.append(buf, size_t(n));
-        if (text.size() > size_t(kMaxFile)) return fail(make_error("bad_input", "grew past 4 MiB while read", path));
+        if (text.size() > size_t(kMaxFile)) return fail(make_error(Code::bad_input, "grew past 4 MiB while read", path));
     }
     return text;
 }

@@ -25,7 +25,7 @@ Result<sandbox::CreateOptions> options_like(const nlohmann::json& state) {
         // The same binds: forks see the same host paths, locked the same way.
         o.binds = sandbox::binds_from_record(state.value("binds", nlohmann::json::array()));
     } catch (const nlohmann::json::exception& e) {
-        return fail(make_error("bad_input", std::string("sandbox state field of the wrong type: ") + e.what(),
+        return fail(make_error(Code::bad_input, std::string("sandbox state field of the wrong type: ") + e.what(),
                                state.value("id", "")));
     }
     // The same policy: hidden paths stay hidden in every fork (their files are in the

@@ -34,7 +34,7 @@ constexpr const char* kMark = "snapshot";
 }
 }  // namespace
 
-Result<Freeze> Freeze::start(const sandbox::Paths& paths, nlohmann::json& state, const cgroup::Cgroup& cg) {
+Result<Freeze> Freeze::start(const sandbox::Paths& paths, sandbox::State& state, const cgroup::Cgroup& cg) {
     Freeze f(paths, state, cg);
     // Paused already (dsec-reclaim): consistent as it is, and it stays paused afterwards.
     if (cg.frozen()) return f;
@@ -43,7 +43,7 @@ Result<Freeze> Freeze::start(const sandbox::Paths& paths, nlohmann::json& state,
     Fd read_end(pipe[0]);
     f.watchdog_.reset(pipe[1]);
     f.active_ = true;
-    state[kMark] = {{"pid", ::getpid()}, {"pid_start", mount::process_start(::getpid())}};
+    state.extra[kMark] = {{"pid", ::getpid()}, {"pid_start", mount::process_start(::getpid())}};
     if (auto r = sandbox::save(paths, state); !r) return fail(r.error());
     pid_t pid = ::fork();
     if (pid < 0) return fail(sys_error("fork", "watchdog"));
@@ -79,17 +79,17 @@ Status Freeze::end() {
         while (::waitpid(watchdog_pid_, nullptr, 0) < 0 && errno == EINTR) {
         }
     watchdog_pid_ = -1;
-    state_->erase(kMark);
+    state_->extra.erase(kMark);
     Status saved = sandbox::save(*paths_, *state_);
     return !thawed ? thawed : saved;
 }
 
-Result<bool> thaw_abandoned(const sandbox::Paths& paths, nlohmann::json& state, const cgroup::Cgroup& cg) {
-    auto mark = state.find(kMark);
-    if (mark == state.end()) return false;
+Result<bool> thaw_abandoned(const sandbox::Paths& paths, sandbox::State& state, const cgroup::Cgroup& cg) {
+    auto mark = state.extra.find(kMark);
+    if (mark == state.extra.end()) return false;
     if (mark->is_object() && mount::process_alive(mark->value("pid", 0), mark->value("pid_start", 0ULL))) return false;
     if (auto r = cg.thaw(); !r) return fail(r.error());
-    state.erase(kMark);
+    state.extra.erase(kMark);
     if (auto r = sandbox::save(paths, state); !r) return fail(r.error());
     return true;
 }

@@ -23,7 +23,7 @@ class Freeze {
 public:
     /// Marks the state, starts the watchdog and freezes the cgroup.
     /// Errors: the freezer's (unsupported, busy), io writing the state, the fork.
-    static Result<Freeze> start(const sandbox::Paths& paths, nlohmann::json& state, const cgroup::Cgroup& cg);
+    static Result<Freeze> start(const sandbox::Paths& paths, sandbox::State& state, const cgroup::Cgroup& cg);
     Freeze(Freeze&& other) noexcept;
     Freeze& operator=(Freeze&&) = delete;
     ~Freeze();
@@ -32,10 +32,10 @@ public:
     Status end();
 
 private:
-    Freeze(const sandbox::Paths& paths, nlohmann::json& state, const cgroup::Cgroup& cg)
+    Freeze(const sandbox::Paths& paths, sandbox::State& state, const cgroup::Cgroup& cg)
         : paths_(&paths), state_(&state), cg_(&cg) {}
     const sandbox::Paths* paths_;
-    nlohmann::json* state_;
+    sandbox::State* state_;
     const cgroup::Cgroup* cg_;
     bool froze_ = false;
     bool active_ = false;
@@ -45,6 +45,6 @@ private:
 
 /// Thaws a sandbox left frozen by a snapshot whose holder is gone and clears the mark.
 /// Returns whether it did. Call with the sandbox's lock held. Errors: the thaw's, io.
-Result<bool> thaw_abandoned(const sandbox::Paths& paths, nlohmann::json& state, const cgroup::Cgroup& cg);
+Result<bool> thaw_abandoned(const sandbox::Paths& paths, sandbox::State& state, const cgroup::Cgroup& cg);
 
 }  // namespace dsec::snapshot

@@ -12,6 +12,7 @@
 #include "dsec/mount/rootfs.h"
 #include "dsec/mount/usage.h"
 #include "dsec/sandbox/network.h"
+#include "dsec/sandbox/open.h"
 #include "dsec/sandbox/sandbox.h"
 #include "dsec/sandbox/standby.h"
 #include "dsec/snapshot/freeze.h"
@@ -36,11 +37,19 @@ Result<Fd> kill_init(int pid, unsigned long long start) {
     return pidfd;
 }
 
+// Reset and the standby steps edit the state as its record (the standby and the rootfs
+// are fields of it); saved back through the typed State.
+Status save_record(const sandbox::Paths& paths, const json& record) {
+    auto typed = State::from_record(record);
+    if (!typed) return fail(typed.error());
+    return save(paths, *typed);
+}
+
 // The sandbox is left without an init ("dead" in ls), for destroy.
 Error leave_dead(const sandbox::Paths& paths, json& state, Error e) {
     state["pid"] = 0;
     state.erase("standby");
-    (void)save(paths, state);
+    (void)save_record(paths, state);
     return e;
 }
 
@@ -72,14 +81,11 @@ Result<Held> hold_running(const sandbox::Paths& paths, const std::string& id) {
     if (auto r = check_id(id); !r) return fail(r.error());
     auto held = lock(paths, id);
     if (!held) return fail(held.error());
-    auto state = load(paths, id);
-    if (!state) return fail(state.error());
-    if (state->value("state", "") != "running")
-        return fail(make_error("not_running", "sandbox \"" + id + "\" is not running (state " +
-                                                  state->value("state", "?") + ")", id));
-    auto cg = cgroup_of(paths, id);
-    if (!cg) return fail(cg.error());
-    return Held{std::move(*held), std::move(*state), std::move(*cg)};
+    auto opened = open_sandbox(paths, id, Need::running);
+    if (!opened) return fail(opened.error());
+    // A snapshot killed with its watchdog left the sandbox frozen: thawed first.
+    (void)thaw_abandoned(paths, opened->state, opened->cg);
+    return Held{std::move(*held), opened->state.to_record(), std::move(opened->cg)};
 }
 }  // namespace
 
@@ -89,7 +95,6 @@ Result<Reset> reset(const dsec::Paths& store_paths, const std::string& id) {
     if (!held) return fail(held.error());
     json& state = held->state;
     const cgroup::Cgroup& cg = held->cg;
-    (void)thaw_abandoned(paths, state, cg);
 
     Reset out;
     // A paused sandbox is thawed first: the new init must run, and SIGKILL lands on thaw.
@@ -139,14 +144,16 @@ Result<Reset> reset(const dsec::Paths& store_paths, const std::string& id) {
     state["pid_start"] = next.pid_start;
     state["resets"] = state.value("resets", 0) + 1;
     state["reset"] = now_rfc3339();
-    if (auto r = save(paths, state); !r) return fail(r.error());
+    if (auto r = save_record(paths, state); !r) return fail(r.error());
     // With a standby the old init dies only now: a kill before the write above leaves the
     // sandbox running in it (and a continued standby that the next reset uses), one after
     // it an unnamed init that the next standby's making or gc kills (sandbox/standby.h).
     // (The reset is made either way: an old init that could not be signalled is such an init.)
     if (out.from_standby)
         if (auto killed = kill_init(old_pid, old_start); killed) out.old_init = std::move(*killed);
-    out.record = public_record(state);
+    auto typed = State::from_record(state);
+    if (!typed) return fail(typed.error());
+    out.record = public_record(*typed);
     return out;
 }
 
@@ -158,7 +165,7 @@ Result<json> keep_standby(const dsec::Paths& store_paths, const std::string& id)
     if (ready.alive()) return ready.to_record();
     // An init cloned into a frozen cgroup would never report ready.
     if (held->cg.frozen())
-        return fail(make_error("busy", "sandbox \"" + id + "\" is paused: no standby made", id));
+        return fail(make_error(Code::busy, "sandbox \"" + id + "\" is paused: no standby made", id));
     held->state.erase("standby");
     // What killed resets left (an init the state does not name would otherwise live on);
     // a failure here is gc's to report, not a reason to refuse a standby.
@@ -167,7 +174,7 @@ Result<json> keep_standby(const dsec::Paths& store_paths, const std::string& id)
     auto made = make_standby(paths, held->state, held->cg);
     if (!made) return fail(std::move(made.error()).context("making a standby for " + id));
     held->state["standby"] = made->to_record();
-    if (auto r = save(paths, held->state); !r) {
+    if (auto r = save_record(paths, held->state); !r) {
         ::kill(made->pid, SIGKILL);
         return fail(r.error());
     }
@@ -180,7 +187,7 @@ Status finish(Reset& r) {
         int n;
         while ((n = ::poll(&p, 1, 5000)) < 0 && errno == EINTR) {
         }
-        if (n == 0) return fail(make_error("busy", "the sandbox's previous init did not die", ""));
+        if (n == 0) return fail(make_error(Code::busy, "the sandbox's previous init did not die", ""));
         r.old_init.reset();
     }
     Status first;

@@ -13,6 +13,7 @@
 #include "dsec/ns/spawn.h"
 #include "dsec/sandbox/limits.h"
 #include "dsec/sandbox/log.h"
+#include "dsec/sandbox/open.h"
 #include "dsec/snapshot/freeze.h"
 #include "dsec/snapshot/scrub.h"
 #include "dsec/sys/fd.h"
@@ -33,12 +34,13 @@ struct Source {
 // Without --disk the upper is the rootfs's directory on local disk, its files owned by
 // the ids seen inside. With --disk it is on a tmpfs only the init's mounts hold: reached
 // through the idmapped clone the init keeps open, where owners show as host ids.
-Result<Source> open_upper(const nlohmann::json& state) {
+Result<Source> open_upper(const sandbox::State& st) {
+    const nlohmann::json& state = st.extra;
     Source s;
     bool on_tmpfs = state.contains("limits") && state["limits"].is_object() && state["limits"].contains("disk");
     std::string path;
     if (on_tmpfs) {
-        path = "/proc/" + std::to_string(state.value("pid", 0)) + "/fd/" + std::to_string(ns::kInitUpperFd) + "/upper";
+        path = "/proc/" + std::to_string(st.pid) + "/fd/" + std::to_string(ns::kInitUpperFd) + "/upper";
         const auto& sec = state.value("security", nlohmann::json::object());
         if (sec.value("userns", "private") != "host") s.id_shift = sec.value("host_uid", 0u);
     } else {
@@ -47,8 +49,8 @@ Result<Source> open_upper(const nlohmann::json& state) {
     s.dir.reset(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!s.dir) return fail(sys_error("open upper", path));
     // Opened through the pid: it must still be the sandbox's init.
-    if (on_tmpfs && !sandbox::init_alive(state))
-        return fail(make_error("not_running", "the sandbox's init is gone", state.value("id", "")));
+    if (on_tmpfs && !sandbox::init_alive(st))
+        return fail(make_error(Code::not_running, "the sandbox's init is gone", st.id));
     return s;
 }
 
@@ -75,7 +77,7 @@ Result<std::vector<std::string>> parents_of(const nlohmann::json& state) {
         state["rootfs"]["layers"].is_array())
         for (auto& l : state["rootfs"]["layers"])
             if (l.is_object() && l.value("digest", "") != "") out.push_back(l.value("digest", ""));
-    if (out.empty()) return fail(make_error("bad_input", "the sandbox's state names no layers", state.value("id", "")));
+    if (out.empty()) return fail(make_error(Code::bad_input, "the sandbox's state names no layers", state.value("id", "")));
     return out;
 }
 
@@ -114,20 +116,17 @@ Result<Snapshot> take(const sandbox::Paths& paths, const layer::Store& store, co
 
     auto held = sandbox::lock(paths, id);
     if (!held) return fail(held.error());
-    auto state = sandbox::load(paths, id);
-    if (!state) return fail(state.error());
-    if (state->value("state", "") != "running" || !sandbox::init_alive(*state))
-        return fail(make_error("not_running", "sandbox \"" + id + "\" is not running (state " +
-                                                  state->value("state", "?") + ")", id));
-    auto parents = parents_of(*state);
+    auto opened = sandbox::open_sandbox(paths, id, sandbox::Need::running_init);
+    if (!opened) return fail(opened.error());
+    sandbox::State* state = &opened->state;
+    const cgroup::Cgroup* cg = &opened->cg;
+    auto parents = parents_of(state->to_record());
     if (!parents) return fail(parents.error());
-    auto cg = sandbox::cgroup_of(paths, id);
-    if (!cg) return fail(cg.error());
     if (auto r = thaw_abandoned(paths, *state, *cg); !r) return fail(r.error());
     auto source = open_upper(*state);
     if (!source) return fail(source.error());
     pack.id_shift = source->id_shift;
-    std::vector<std::string> lowers = (*state)["rootfs"].value("lowerdirs", std::vector<std::string>{});
+    std::vector<std::string> lowers = state->extra["rootfs"].value("lowerdirs", std::vector<std::string>{});
     pack.lower_stat = [&lowers](const std::string& p) { return lower_stat(lowers, p); };
 
     if (auto r = store.init(); !r) return fail(r.error());

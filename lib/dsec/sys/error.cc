@@ -2,10 +2,40 @@
 
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
 
 namespace dsec {
+
+namespace {
+// The one name table: each Code and the name records carry, which is its own.
+constexpr std::pair<Code, std::string_view> kCodeNames[] = {
+    {Code::io, "io"}, {Code::bad_input, "bad_input"}, {Code::usage, "usage"}, {Code::not_found, "not_found"},
+    {Code::not_running, "not_running"}, {Code::corrupt, "corrupt"}, {Code::unsupported, "unsupported"},
+    {Code::busy, "busy"}, {Code::internal, "internal"}, {Code::helper_failed, "helper_failed"},
+    {Code::unresolved, "unresolved"}, {Code::exhausted, "exhausted"}, {Code::not_mounted, "not_mounted"},
+    {Code::ambiguous, "ambiguous"}, {Code::unsupported_version, "unsupported_version"},
+    {Code::too_many_layers, "too_many_layers"}, {Code::too_many, "too_many"}, {Code::too_large, "too_large"},
+    {Code::seccomp, "seccomp"}, {Code::permission, "permission"}, {Code::interrupted, "interrupted"},
+    {Code::exists, "exists"}, {Code::exec, "exec"}, {Code::copy_failed, "copy_failed"}, {Code::bpf, "bpf"},
+    {Code::aborted, "aborted"}, {Code::no_space, "no_space"}, {Code::read_only, "read_only"},
+    {Code::not_supported, "not_supported"}, {Code::mount_failed, "mount_failed"},
+};
+static_assert(std::size(kCodeNames) == size_t(Code::mount_failed) + 1, "a Code without a name");
+}  // namespace
+
+std::string_view code_name(Code c) {
+    for (auto& [code, name] : kCodeNames)
+        if (code == c) return name;
+    return "io";
+}
+
+std::optional<Code> code_from_name(std::string_view name) {
+    for (auto& [code, n] : kCodeNames)
+        if (n == name) return code;
+    return std::nullopt;
+}
 
 Error Error::context(std::string what) && {
     message = message.empty() ? std::move(what) : what + ": " + message;
@@ -26,7 +56,7 @@ std::string Error::describe() const {
 }
 
 nlohmann::json Error::to_record() const {
-    nlohmann::json r = {{"type", "error"}, {"v", 1}, {"code", code}, {"message", describe()}};
+    nlohmann::json r = {{"type", "error"}, {"v", 1}, {"code", code_name(code)}, {"message", describe()}};
     if (!id.empty()) r["id"] = id;
     if (!op.empty()) r["op"] = op;
     if (!path.empty()) r["path"] = path;
@@ -38,30 +68,29 @@ nlohmann::json Error::to_record() const {
 }
 
 nlohmann::json Error::to_fields() const {
-    return {{"code", code}, {"errno", err}, {"op", op}, {"path", path}, {"message", message}, {"id", id}};
+    return {{"code", code_name(code)}, {"errno", err}, {"op", op}, {"path", path}, {"message", message}, {"id", id}};
 }
 
 Error Error::from_fields(const nlohmann::json& f) {
     auto text = [&](const char* key) {
         return f.is_object() && f.contains(key) && f[key].is_string() ? f[key].get<std::string>() : std::string();
     };
-    Error e{text("code"), 0, text("op"), text("path"), text("message"), text("id")};
+    Error e{code_from_name(text("code")).value_or(Code::io), 0, text("op"), text("path"), text("message"), text("id")};
     if (f.is_object() && f.contains("errno") && f["errno"].is_number_integer()) e.err = f["errno"].get<int>();
-    if (e.code.empty()) e.code = "io";
     return e;
 }
 
-static std::string code_for_errno(int err) {
+static Code code_for_errno(int err) {
     switch (err) {
-        case ENOENT: return "not_found";
-        case EEXIST: return "exists";
+        case ENOENT: return Code::not_found;
+        case EEXIST: return Code::exists;
         case EACCES:
-        case EPERM: return "permission";
+        case EPERM: return Code::permission;
         case ENOSPC:
-        case EDQUOT: return "no_space";
-        case EROFS: return "read_only";
-        case EBUSY: return "busy";
-        default: return "io";
+        case EDQUOT: return Code::no_space;
+        case EROFS: return Code::read_only;
+        case EBUSY: return Code::busy;
+        default: return Code::io;
     }
 }
 
@@ -73,8 +102,8 @@ Error sys_error(std::string op, std::string path) {
     return errno_error(errno, std::move(op), std::move(path));
 }
 
-Error make_error(std::string code, std::string message, std::string path) {
-    return Error{std::move(code), 0, {}, std::move(path), std::move(message)};
+Error make_error(Code code, std::string message, std::string path) {
+    return Error{code, 0, {}, std::move(path), std::move(message)};
 }
 
 std::string errno_name(int err) {

@@ -3,18 +3,60 @@
 #pragma once
 
 #include <expected>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include <nlohmann/json_fwd.hpp>
 
 namespace dsec {
 
+/// What failed, as a program tells failures apart: a closed set, written in records by
+/// its name (code_name), which is the enumerator's own.
+enum class Code {
+    io,                   // an I/O or system call failed (the default)
+    bad_input,            // input (a record, a file, an argument's value) is malformed
+    usage,                // the command line is wrong
+    not_found,
+    not_running,          // the sandbox or session is not running
+    corrupt,              // stored data does not match what it claims
+    unsupported,          // the kernel or the host lacks a feature
+    busy,
+    internal,
+    helper_failed,        // a helper program exited with an error
+    unresolved,           // a name does not resolve
+    exhausted,            // a pool (ids, address slots) is used up
+    not_mounted,
+    ambiguous,
+    unsupported_version,
+    too_many_layers,
+    too_many,
+    too_large,
+    seccomp,
+    permission,
+    interrupted,
+    exists,
+    exec,
+    copy_failed,
+    bpf,
+    aborted,
+    no_space,
+    read_only,
+    not_supported,
+    mount_failed,         // the kernel refused a mount (its message kept)
+};
+
+/// The code's name ("not_found"), as records carry it.
+std::string_view code_name(Code c);
+/// The code named `name`, or nullopt for a name this build does not know.
+std::optional<Code> code_from_name(std::string_view name);
+
 /// A failure with enough detail for a person and a program: `code` is stable and
-/// machine-readable ("io", "usage", "not_found", "bad_input", ...), `err` is the errno
-/// (0 when there is none), `op` the failing operation, `path` what it acted on.
+/// machine-readable, `err` is the errno (0 when there is none), `op` the failing
+/// operation, `path` what it acted on.
 struct Error {
-    std::string code;
+    Code code = Code::io;
     int err = 0;
     std::string op;
     std::string path;
@@ -33,7 +75,7 @@ struct Error {
     nlohmann::json to_record() const;
     /// Every field as is ({code, errno, op, path, message, id}), to hand an Error from one
     /// process to another; from_fields() reads it back (a field missing or of the wrong
-    /// type is left empty; no code at all gives "io").
+    /// type is left empty; no code at all, or one this build does not know, gives io).
     nlohmann::json to_fields() const;
     static Error from_fields(const nlohmann::json& fields);
 };
@@ -47,7 +89,7 @@ Error sys_error(std::string op, std::string path = {});
 /// An Error with an explicit errno value.
 Error errno_error(int err, std::string op, std::string path = {});
 /// An Error without an errno: code plus message.
-Error make_error(std::string code, std::string message, std::string path = {});
+Error make_error(Code code, std::string message, std::string path = {});
 
 /// std::unexpected shorthand so a function can `return fail(sys_error(...))`.
 inline std::unexpected<Error> fail(Error e) { return std::unexpected<Error>(std::move(e)); }

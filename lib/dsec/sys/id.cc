@@ -12,7 +12,7 @@ namespace dsec {
 
 Status check_id(const std::string& id) {
     auto bad = [&](const std::string& why) {
-        return fail(make_error("bad_input", "invalid sandbox id \"" + id + "\": " + why));
+        return fail(make_error(Code::bad_input, "invalid sandbox id \"" + id + "\": " + why));
     };
     if (id.empty() || id.size() > 64) return bad("must be 1 to 64 characters");
     if (id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=

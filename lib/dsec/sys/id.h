@@ -18,4 +18,8 @@ Status check_id(const std::string& id);
 /// a clash fails where the id is claimed (the mkdir of its directory), never silently.
 std::string random_hex(size_t bytes);
 
+/// Random bytes in a fresh sandbox id (12 hex digits) and in a fresh rootfs id (16).
+constexpr size_t kSandboxIdBytes = 6;
+constexpr size_t kRootfsIdBytes = 8;
+
 }  // namespace dsec

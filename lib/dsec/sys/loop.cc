@@ -30,7 +30,7 @@ Result<Loop> attach_loop(int fd) {
         if (::ioctl(loop.fd.get(), LOOP_CONFIGURE, &config) == 0) return loop;
         if (errno != EBUSY) return fail(sys_error("LOOP_CONFIGURE", loop.path));
     }
-    return fail(make_error("busy", "no free loop device after 64 attempts", "/dev/loop-control"));
+    return fail(make_error(Code::busy, "no free loop device after 64 attempts", "/dev/loop-control"));
 }
 
 }  // namespace dsec::sys

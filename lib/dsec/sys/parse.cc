@@ -10,7 +10,7 @@ namespace dsec::parse {
 
 namespace {
 Error usage(const std::string& what, const std::string& text, const std::string& hint) {
-    return make_error("usage", "invalid " + what + " \"" + text + "\": " + hint);
+    return make_error(Code::usage, "invalid " + what + " \"" + text + "\": " + hint);
 }
 
 // Reads a non-negative decimal number at `pos`, moving `pos` past it.
@@ -152,7 +152,7 @@ Status check_user(const std::string& text) {
 Status check_env(const std::vector<std::string>& env, const char* option) {
     for (auto& e : env)
         if (e.find('=') == std::string::npos || e[0] == '=')
-            return fail(make_error("usage", std::string(option) + " \"" + e + "\" is not of the form K=V"));
+            return fail(make_error(Code::usage, std::string(option) + " \"" + e + "\" is not of the form K=V"));
     return {};
 }
 
@@ -161,7 +161,7 @@ Result<std::map<std::string, std::string>> parse_labels(const std::vector<std::s
     for (auto& l : labels) {
         auto eq = l.find('=');
         if (eq == std::string::npos || eq == 0)
-            return fail(make_error("usage", "label \"" + l + "\" is not of the form key=value"));
+            return fail(make_error(Code::usage, "label \"" + l + "\" is not of the form key=value"));
         out[l.substr(0, eq)] = l.substr(eq + 1);
     }
     return out;

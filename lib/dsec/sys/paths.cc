@@ -12,6 +12,6 @@ bool interrupted() { return got_signal.load(); }
 
 void set_interrupted() { got_signal = true; }
 
-Error interrupted_error() { return make_error("interrupted", "interrupted by signal"); }
+Error interrupted_error() { return make_error(Code::interrupted, "interrupted by signal"); }
 
 }  // namespace dsec

@@ -58,7 +58,7 @@ Status run_checked(const std::vector<std::string>& argv) {
         while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
         auto nl = tail.find_last_of('\n');
         if (nl != std::string::npos) tail = tail.substr(nl + 1);
-        Error e = make_error("helper_failed", argv[0] + " exited with status " + std::to_string(out->status) +
+        Error e = make_error(Code::helper_failed, argv[0] + " exited with status " + std::to_string(out->status) +
                                                   (tail.empty() ? "" : ": " + tail));
         e.op = argv[0];
         return fail(std::move(e));

@@ -1,30 +1,34 @@
-// SHA-256 (FIPS 180-4), streamed. Layers are named by the digest of their image file.
+// SHA-256, streamed, by OpenSSL's libcrypto (its assembly picks the CPU's SHA extensions
+// where there are some). Layers are named by the digest of their image file.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "dsec/sys/error.h"
 
+struct SHA256state_st;  // OpenSSL's SHA256_CTX, kept out of every includer
+
 namespace dsec {
 
-/// Incremental SHA-256: update() any number of times, then hex() once.
+/// Incremental SHA-256: update() any number of times, then hex() once. Copying copies
+/// the state so far.
 class Sha256 {
 public:
     Sha256();
+    Sha256(const Sha256& other);
+    Sha256& operator=(const Sha256& other);
+    Sha256(Sha256&& other) noexcept;
+    Sha256& operator=(Sha256&& other) noexcept;
+    ~Sha256();
     void update(const void* data, size_t len);
     void update(std::string_view s) { update(s.data(), s.size()); }
     /// Finishes and returns the 64 lowercase hex digits. Call once.
     std::string hex();
 
 private:
-    void block(const uint8_t* p);
-    std::array<uint32_t, 8> h_;
-    std::array<uint8_t, 64> buf_{};
-    size_t used_ = 0;
-    uint64_t total_ = 0;
+    SHA256state_st* ctx_;
 };
 
 /// The hex SHA-256 of the file at `path`, read in large chunks (bounded memory).

@@ -1,0 +1,42 @@
+// The density benchmark's arithmetic: when to sample memory, memory per sandbox from the
+// kernel's accounts, the memory budget, and the latency figures and ratios of the
+// record. Pure: dsec-bench density gathers the numbers, this turns them into figures.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dsec/bench/memory.h"
+
+namespace dsec::bench {
+
+/// Whether memory is sampled with `alive` sandboxes out of `n`: at 1, 2, 5, 10, 20,
+/// 50, ... and at every tenth of `n` (and at `n`).
+bool density_sample_at(size_t alive, size_t n);
+
+/// Host memory now against the start, by sandbox, by each of the kernel's accounts.
+struct MemorySample {
+    size_t alive = 0;
+    double available = 0, committed = 0, cgroup = 0, pss = 0;  // bytes per sandbox
+    /// {"alive","memavailable","committed","cgroup","pss_init"}
+    nlohmann::json to_json() const;
+};
+
+/// The sample for `alive` sandboxes: the host's change from `before` to `now` (nullptr:
+/// not readable, left 0) over `alive`, and the sums of the inits' cgroup memory and Pss
+/// over the `inits` counted in them.
+MemorySample memory_sample(size_t alive, const HostMemory& before, const HostMemory* now, double cgroup_sum,
+                           double pss_sum, size_t inits);
+
+/// True once the host's MemAvailable has dropped by `budget` bytes or more (0: no budget).
+bool over_budget(const HostMemory& before, const HostMemory& now, uint64_t budget);
+
+/// The record's create latency figures from the per-create times `ms` with `alive`
+/// sandboxes at the end: "figures" (create_ms, create_ms_first and create_ms_last: the
+/// first and last ten) and "ratios" ("last/first"). {"figures":{...},"ratios":{...}}.
+nlohmann::json density_latency(const std::vector<double>& ms, size_t alive);
+
+}  // namespace dsec::bench

@@ -1,0 +1,33 @@
+#include "dsec/sandbox/open.h"
+
+#include "dsec/sys/id.h"
+
+namespace dsec::sandbox {
+
+ns::JoinSpec Opened::join(int namespaces, bool userns) const {
+    return ns::JoinSpec{state.pid, state.pid_start, cg.procs_files(), namespaces, userns, {}};
+}
+
+bool same_cgroup(const SavedCgroup& saved, const cgroup::Cgroup& cg) { return saved.dirs == cg.dirs(); }
+
+Result<Opened> open_sandbox(const Paths& paths, const std::string& id, Need need) {
+    if (auto r = check_id(id); !r) return fail(r.error());
+    auto state = load(paths, id);
+    if (!state) return fail(state.error());
+    bool running = state->lifecycle == Lifecycle::running;
+    if (need != Need::any && (!running || (need == Need::running_init && !init_alive(*state)))) {
+        std::string was(running ? "its init is gone" : "state " + std::string(lifecycle_name(state->lifecycle)));
+        return fail(make_error(Code::not_running, "sandbox \"" + id + "\" is not running (" + was + ")", id));
+    }
+    auto cg = cgroup_of(paths, id);
+    if (!cg) return fail(cg.error());
+    if (state->cgroup && !same_cgroup(*state->cgroup, *cg))
+        return fail(make_error(Code::corrupt,
+                               "sandbox \"" + id + "\" was created in cgroup " +
+                                   (state->cgroup->dirs.empty() ? std::string("(none)") : state->cgroup->dirs.front()) +
+                                   " (" + state->cgroup->mode + "), which this host's cgroup layout no longer gives it",
+                               id));
+    return Opened{std::move(*state), std::move(*cg)};
+}
+
+}  // namespace dsec::sandbox

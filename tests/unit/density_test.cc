@@ -1,0 +1,45 @@
+// The density benchmark's arithmetic (bench/density.h).
+#include <doctest/doctest.h>
+
+#include "dsec/bench/density.h"
+
+using namespace dsec;
+
+TEST_CASE("density: memory is sampled at 1-2-5 steps and every tenth of the count") {
+    std::vector<size_t> at;
+    for (size_t alive = 1; alive <= 100; alive++)
+        if (bench::density_sample_at(alive, 100)) at.push_back(alive);
+    CHECK(at == std::vector<size_t>{1, 2, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100});
+    CHECK(bench::density_sample_at(7, 7));       // the last one always
+    CHECK_FALSE(bench::density_sample_at(3, 7));  // n < 10: no tenths
+}
+
+TEST_CASE("density: memory per sandbox and the budget") {
+    bench::HostMemory before{.available = 10000, .committed = 100}, now{.available = 6000, .committed = 2100};
+    auto s = bench::memory_sample(4, before, &now, 800, 400, 2);
+    CHECK(s.available == 1000);
+    CHECK(s.committed == 500);
+    CHECK(s.cgroup == 400);
+    CHECK(s.pss == 200);
+    CHECK(s.to_json()["pss_init"] == 200);
+    auto unread = bench::memory_sample(4, before, nullptr, 0, 0, 0);
+    CHECK(unread.available == 0);
+    CHECK(unread.cgroup == 0);
+    CHECK(bench::memory_sample(0, before, &now, 1, 1, 1).available == 0);
+    CHECK(bench::over_budget(before, now, 4000));
+    CHECK_FALSE(bench::over_budget(before, now, 4001));
+    CHECK_FALSE(bench::over_budget(before, now, 0));
+    CHECK_FALSE(bench::over_budget(now, before, 1));  // memory came back
+}
+
+TEST_CASE("density: first and last ten creates, and their ratio") {
+    std::vector<double> ms;
+    for (int i = 0; i < 30; i++) ms.push_back(i < 10 ? 2.0 : i >= 20 ? 6.0 : 4.0);
+    auto f = bench::density_latency(ms, 30);
+    CHECK(f["figures"]["create_ms_first"]["median"] == 2.0);
+    CHECK(f["figures"]["create_ms_last"]["median"] == 6.0);
+    CHECK(f["figures"]["create_ms_last"]["alive"] == nlohmann::json{20, 29});
+    CHECK(f["ratios"]["last/first"]["median"] == 3.0);
+    auto none = bench::density_latency({}, 0);
+    CHECK(none["ratios"]["last/first"]["median"] == 0);
+}
