@@ -27,10 +27,13 @@ TEST_CASE("CreateArgs: invalid values are usage errors") {
         {"seccomp", [](Args& a) { a.seccomp = "/nonexistent/profile.json"; }},
         {"policy", [](Args& a) { a.policy = "/nonexistent/policy.json"; }},
     };
-    for (auto& [what, set] : bad) {
+    // (A plain element, not a structured binding: clang 14 cannot capture one in
+    // CAPTURE's lambda.)
+    for (auto& item : bad) {
+        const auto& what = item.first;
         CAPTURE(what);
         Args a;
-        set(a);
+        item.second(a);
         CHECK(refused_as_usage(a));
     }
 }
