@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <memory>
 #include <vector>
 
 #include "dsec/sys/paths.h"
@@ -24,16 +25,17 @@ Error bad(const std::string& why, const std::string& path) { return make_error(C
 struct In {
     int fd;
     int err = 0;
-    std::vector<char> buf = std::vector<char>(kBlock);
+    // Not zeroed: read() fills what is used.
+    std::unique_ptr<char[]> buf = std::make_unique_for_overwrite<char[]>(kBlock);
 };
 
 la_ssize_t read_cb(struct archive*, void* p, const void** out) {
     auto* in = static_cast<In*>(p);
     ssize_t n;
-    do n = ::read(in->fd, in->buf.data(), in->buf.size());
+    do n = ::read(in->fd, in->buf.get(), kBlock);
     while (n < 0 && errno == EINTR);
     if (n < 0) in->err = errno;
-    *out = in->buf.data();
+    *out = in->buf.get();
     return n;
 }
 
@@ -89,7 +91,7 @@ Status read_tar(int fd, const std::string& name, Guard& guard) {
     In in{fd};
     if (archive_read_open(a.get(), &in, nullptr, read_cb, nullptr) != ARCHIVE_OK)
         return fail(read_failure(a.get(), in, name));
-    std::vector<char> buf(kBlock);
+    auto buf = std::make_unique_for_overwrite<char[]>(kBlock);
     for (;;) {
         if (interrupted()) return fail(interrupted_error());
         struct archive_entry* ae;
@@ -109,10 +111,10 @@ Status read_tar(int fd, const std::string& name, Guard& guard) {
         // archive_read_data fills the holes of sparse entries with zeros: the guard sees
         // exactly the size the header declared.
         for (;;) {
-            la_ssize_t n = archive_read_data(a.get(), buf.data(), buf.size());
+            la_ssize_t n = archive_read_data(a.get(), buf.get(), kBlock);
             if (n < 0) return fail(read_failure(a.get(), in, name));
             if (n == 0) break;
-            if (auto s = guard.data(buf.data(), size_t(n)); !s) return s;
+            if (auto s = guard.data(buf.get(), size_t(n)); !s) return s;
         }
         if (auto s = guard.end_file(); !s) return s;
     }

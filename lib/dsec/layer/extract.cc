@@ -39,10 +39,20 @@ Error bad(const std::string& why, const std::string& path) { return make_error(C
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
+// A read buffer no larger than the input when the input is a file: a small archive
+// does not need a megabyte allocated (and, under a sanitizer, poisoned) for it.
+size_t read_chunk_for(int fd) {
+    struct stat st;
+    if (::fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) return kReadChunk;
+    return std::clamp(size_t(st.st_size) + 1, size_t(4096), kReadChunk);
+}
+
 // libarchive pulls input through this, so we count (and hash) every byte it reads.
 struct Reader {
+    explicit Reader(Input* input) : in(input), size(read_chunk_for(input->fd)) {}
     Input* in;
-    std::vector<char> buf = std::vector<char>(kReadChunk);
+    size_t size;
+    std::unique_ptr<char[]> buf = std::make_unique_for_overwrite<char[]>(size);
     uint64_t total = 0;
     int err = 0;
 };
@@ -50,16 +60,16 @@ struct Reader {
 la_ssize_t read_cb(struct archive*, void* data, const void** out) {
     auto* r = static_cast<Reader*>(data);
     ssize_t n;
-    do n = ::read(r->in->fd, r->buf.data(), r->buf.size());
+    do n = ::read(r->in->fd, r->buf.get(), r->size);
     while (n < 0 && errno == EINTR);
     if (n < 0) {
         r->err = errno;
         return -1;
     }
-    if (r->in->hash) r->in->hash->update(r->buf.data(), size_t(n));
+    if (r->in->hash) r->in->hash->update(r->buf.get(), size_t(n));
     r->total += uint64_t(n);
     if (r->in->progress) r->in->progress(r->total);
-    *out = r->buf.data();
+    *out = r->buf.get();
     return n;
 }
 
@@ -69,7 +79,7 @@ using ArchivePtr = std::unique_ptr<struct archive, int (*)(struct archive*)>;
 class Extractor {
 public:
     Extractor(Input& in, SafeTree& tree, const ExtractOptions& opts, ExtractStats& stats)
-        : in_(in), tree_(tree), opts_(opts), stats_(stats), reader_{&in} {}
+        : in_(in), tree_(tree), opts_(opts), stats_(stats), reader_(&in) {}
     Status run();
 
 private:
