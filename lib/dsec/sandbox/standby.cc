@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "dsec/guard/files.h"
-#include "dsec/mount/usage.h"
+#include "dsec/sys/process.h"
 #include "dsec/sandbox/bind.h"
 #include "dsec/sandbox/cpu_class.h"
 #include "dsec/sandbox/policy.h"
@@ -46,7 +46,7 @@ Result<std::string> new_upper_dir(const Paths& paths, const std::string& id) {
 Status kill_pid(int pid, unsigned long long start) {
     Fd pidfd(int(::syscall(SYS_pidfd_open, pid, 0)));
     // Re-checked once the pidfd pins the process: the pid may have been reused.
-    if (!pidfd || !mount::process_alive(pid, start)) return {};
+    if (!pidfd || !proc::process_alive(pid, start)) return {};
     if (::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0) < 0 && errno != ESRCH)
         return fail(sys_error("pidfd_send_signal", std::to_string(pid)));
     return {};
@@ -67,7 +67,7 @@ Standby Standby::of(const json& state) {
     return s;
 }
 
-bool Standby::alive() const { return pid > 0 && mount::process_alive(pid, pid_start); }
+bool Standby::alive() const { return pid > 0 && proc::process_alive(pid, pid_start); }
 
 Result<StartSpec> start_spec_of(const Paths& paths, const json& state) {
     auto sec = security_from_state(state);
@@ -110,7 +110,7 @@ Result<Standby> start_next_init(const Paths& paths, const json& state, const cgr
         (void)fs::remove_tree(*dir);
         return fail(init.error());
     }
-    Standby s{init->pid, mount::process_start(init->pid), rootfs->upper, rootfs->work};
+    Standby s{init->pid, proc::process_start(init->pid), rootfs->upper, rootfs->work};
     // The policy's mounts, before anything can run in its namespaces.
     if (*policy && !(*policy)->files.empty())
         if (auto r = guard::apply_file_rules(s.pid, s.pid_start, (*policy)->files, paths.run); !r) {
@@ -173,7 +173,7 @@ Result<json> sweep_standbys(const Paths& paths, const json& state, const cgroup:
     for (int pid : cg.pids()) {
         if (pid == init || pid == standby.pid || !is_namespace_init(pid)) continue;
         found.push_back({{"kind", "orphan_standby"}, {"path", std::to_string(pid)}});
-        if (!dry_run) keep(kill_pid(pid, mount::process_start(pid)));
+        if (!dry_run) keep(kill_pid(pid, proc::process_start(pid)));
     }
     // The uppers the state names; anything else of ours in the data directory is left
     // over from an init that is gone or going.

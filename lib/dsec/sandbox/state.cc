@@ -6,7 +6,7 @@
 
 #include "dsec/cgroup/cgroup.h"
 #include "dsec/layer/store.h"
-#include "dsec/mount/usage.h"
+#include "dsec/sys/process.h"
 
 namespace dsec::sandbox {
 
@@ -160,7 +160,7 @@ std::vector<std::string> list_ids(const Paths& paths) {
     return ids ? *ids : std::vector<std::string>{};
 }
 
-bool init_alive(const State& state) { return state.pid > 0 && mount::process_alive(state.pid, state.pid_start); }
+bool init_alive(const State& state) { return state.pid > 0 && proc::process_alive(state.pid, state.pid_start); }
 
 json public_record(const State& state) { return state.to_record(); }
 

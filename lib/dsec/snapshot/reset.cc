@@ -10,7 +10,7 @@
 #include "dsec/layer/store.h"
 #include "dsec/mount/layers.h"
 #include "dsec/mount/rootfs.h"
-#include "dsec/mount/usage.h"
+#include "dsec/sys/process.h"
 #include "dsec/sandbox/network.h"
 #include "dsec/sandbox/open.h"
 #include "dsec/sandbox/sandbox.h"
@@ -28,10 +28,10 @@ namespace {
 // this kernel a group once killed that way kills every child later cloned into it with
 // CLONE_INTO_CGROUP, the new init included (and it would take the standby too).
 Result<Fd> kill_init(int pid, unsigned long long start) {
-    if (pid <= 0 || !mount::process_alive(pid, start)) return Fd();
+    if (pid <= 0 || !proc::process_alive(pid, start)) return Fd();
     Fd pidfd(int(::syscall(SYS_pidfd_open, pid, 0)));
     // Re-checked once the pidfd pins the process: the pid may have been reused.
-    if (!pidfd || !mount::process_alive(pid, start)) return Fd();
+    if (!pidfd || !proc::process_alive(pid, start)) return Fd();
     if (::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0) < 0)
         return fail(sys_error("pidfd_send_signal", std::to_string(pid)));
     return pidfd;
