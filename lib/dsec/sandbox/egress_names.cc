@@ -92,8 +92,8 @@ Result<Refreshed> refresh_names(const Paths& paths, const std::string& id) {
         json shown = was;
         auto addresses = net::resolve_name(name);
         if (!addresses) {
-            shown["error"] = addresses.error().message;
-            out.warnings.push_back(addresses.error().message + "; sandbox " + id + " keeps the addresses resolved at " +
+            shown["error"] = addresses.error().detail();
+            out.warnings.push_back(addresses.error().detail() + "; sandbox " + id + " keeps the addresses resolved at " +
                                    was.value("resolved", "?"));
         } else {
             if (json(*addresses) != was.value("addresses", json::array())) {

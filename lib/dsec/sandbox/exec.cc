@@ -247,7 +247,7 @@ Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOpt
     entry["user"] = started->user;
     add_result(entry, *result);
     // The command has run: a log that cannot be written is said, not made the result.
-    if (auto r = append_log(paths, id, entry); !r && result->note.empty()) result->note = "command log: " + r.error().message;
+    if (auto r = append_log(paths, id, entry); !r && result->note.empty()) result->note = "command log: " + r.error().detail();
     return result;
 }
 

@@ -259,7 +259,7 @@ Result<ExecResult> session_exec(const Paths& paths, const SessionRef& ref, const
     entry["user"] = record->value("user", "");
     add_result(entry, r);
     if (auto logged = append_log(paths, ref.sandbox, entry); !logged && r.note.empty())
-        r.note = "command log: " + logged.error().message;
+        r.note = "command log: " + logged.error().detail();
     return r;
 }
 

@@ -65,22 +65,22 @@ json State::to_record() const {
 Result<State> State::from_record(const json& j) {
     if (!j.is_object()) return fail(make_error(Code::bad_input, "sandbox state is not an object"));
     State s;
-    if (!j.contains("id") || !j["id"].is_string()) return fail(make_error(Code::bad_input, "sandbox state: no \"id\""));
+    if (!j.contains("id") || !j["id"].is_string()) return fail(make_error(Code::bad_input, "sandbox state: no \"id\"").in_field("id"));
     s.id = j["id"].get<std::string>();
     if (!j.contains("state") || !j["state"].is_string())
-        return fail(make_error(Code::bad_input, "sandbox state: no \"state\"", s.id));
+        return fail(make_error(Code::bad_input, "sandbox state: no \"state\"", s.id).in_field("state"));
     auto life = parse_lifecycle(j["state"].get<std::string>());
-    if (!life) return fail(std::move(life.error()).context(s.id));
+    if (!life) return fail(std::move(life.error()).context(s.id).in_field("state"));
     s.lifecycle = *life;
     if (j.contains("pid") && !j["pid"].is_number_integer())
-        return fail(make_error(Code::bad_input, "sandbox state: \"pid\" is not a number", s.id));
+        return fail(make_error(Code::bad_input, "sandbox state: \"pid\" is not a number", s.id).in_field("pid"));
     if (j.contains("pid_start") && !j["pid_start"].is_number_integer())
-        return fail(make_error(Code::bad_input, "sandbox state: \"pid_start\" is not a number", s.id));
+        return fail(make_error(Code::bad_input, "sandbox state: \"pid_start\" is not a number", s.id).in_field("pid_start"));
     s.pid = j.value("pid", 0);
     s.pid_start = j.value("pid_start", 0ULL);
     if (j.contains("cgroup")) {
         auto cg = cgroup_from_record(j["cgroup"]);
-        if (!cg) return fail(std::move(cg.error()).context(s.id));
+        if (!cg) return fail(std::move(cg.error()).context(s.id).in_field("cgroup"));
         s.cgroup = std::move(*cg);
     }
     for (auto& [key, value] : j.items())
