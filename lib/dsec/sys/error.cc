@@ -20,7 +20,7 @@ constexpr std::pair<Code, std::string_view> kCodeNames[] = {
     {Code::seccomp, "seccomp"}, {Code::permission, "permission"}, {Code::interrupted, "interrupted"},
     {Code::exists, "exists"}, {Code::exec, "exec"}, {Code::copy_failed, "copy_failed"}, {Code::bpf, "bpf"},
     {Code::aborted, "aborted"}, {Code::no_space, "no_space"}, {Code::read_only, "read_only"},
-    {Code::not_supported, "not_supported"}, {Code::mount_failed, "mount_failed"},
+    {Code::mount_failed, "mount_failed"},
 };
 static_assert(std::size(kCodeNames) == size_t(Code::mount_failed) + 1, "a Code without a name");
 }  // namespace

@@ -44,7 +44,6 @@ enum class Code {
     aborted,
     no_space,
     read_only,
-    not_supported,
     mount_failed,         // the kernel refused a mount (its message kept)
 };
 
