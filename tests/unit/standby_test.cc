@@ -112,9 +112,6 @@ TEST_CASE("a state's standby, resets and upper are typed fields, written back as
     CHECK(out["reset"] == "2026-01-01T00:00:00Z");
     CHECK_FALSE(out.contains("standby"));
     CHECK(out["labels"]["team"] == "a");  // what reset does not know is kept
-    auto rootfs = st.rootfs();
-    REQUIRE(rootfs);
-    CHECK(rootfs->upper == "/u2");
     // A state never reset carries neither field.
     auto fresh = sandbox::State::from_record(json{{"id", "b"}, {"state", "running"}});
     REQUIRE(fresh);
