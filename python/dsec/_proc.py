@@ -8,8 +8,8 @@ import subprocess
 
 class DsecError(Exception):
     """A dsec program failed. `record` is its error record (code, message, op, path,
-    errno, errno_name, tool), or one made up from its exit status and stderr when it
-    wrote none."""
+    errno, errno_name, id, context, field, tool), or one made up from its exit status
+    and stderr when it wrote none."""
 
     def __init__(self, record):
         self.record = dict(record)

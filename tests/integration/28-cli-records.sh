@@ -34,6 +34,15 @@ out=$(printf '{"type":"sandbox","v":1,"id":"box1"}\n{"type":"sandbox","v":1,"id"
 [ "$(jq -r 'select(.type == "error") | .id' <<<"$out")" = gone1 ] || fail "batch error record: $out"
 [ "$(jq -r 'select(.type == "result") | .id' <<<"$out")" = box1 ] || fail "the good item was lost: $out"
 grep -q '^{"type":"error","id":"gone1","v":1,' <<<"$out" || fail "error line order: $out"
+[ "$(jq -r 'select(.type == "error") | .tool' <<<"$out")" = dsec-run ] || fail "batch error record without tool: $out"
+# What the tool was doing is a field of its own ("context"), apart from the code, path
+# and message; the line on stderr says it all.
+on_exit "dsec-run destroy --force box2 > /dev/null 2>&1 || true"
+out=$(dsec-run create --layers base --id box2 --bind "$T/nowhere:/data" 2> "$T/err") && fail "a missing bind source was bound"
+jq -e '.code == "not_found" and .tool == "dsec-run" and .path == "'"$T/nowhere"'" and
+    (.context | index("--bind source")) != null and (.message | contains("--bind source"))' <<<"$out" > /dev/null ||
+    fail "error record context: $out"
+grep -q -- "--bind source" "$T/err" || fail "stderr line without its context: $(cat "$T/err")"
 out=$(dsec-run destroy gone2 2> /dev/null) && fail "destroy of an unknown id succeeded"
 [ "$(jq -r .id <<<"$out")" = gone2 ] || fail "destroy error record: $out"
 out=$(dsec-run kill gone3 2> /dev/null) && fail "kill of an unknown id succeeded"

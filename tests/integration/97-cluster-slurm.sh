@@ -82,7 +82,7 @@ tail -n 1 "$T/rout" | jq -e '.count == 2 and .ok == 2' > /dev/null || fail "reru
 # A bad job description: one line on stderr, an error record, nothing submitted.
 echo '{"layers": [], "count": 2, "command": ["true"]}' > "$T/bad.json"
 out=$("$launcher" "$T/bad.json" --results "$T/shared/results/bad" 2> "$T/err") && fail "a bad job was accepted"
-jq -e '.type == "error" and .code == "bad_input"' <<<"$out" > /dev/null || fail "no error record: $out"
+jq -e '.type == "error" and .code == "bad_input" and .tool == "dsec-slurm"' <<<"$out" > /dev/null || fail "no error record: $out"
 [ "$(wc -l < "$T/err")" = 1 ] || fail "stderr: $(cat "$T/err")"
 [ ! -e "$T/shared/results/bad" ] || fail "a refused job left a results directory"
 "$launcher" "$T/job.json" --results "$T/shared/results/one" > /dev/null 2>&1 && fail "reused a results directory"

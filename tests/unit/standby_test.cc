@@ -50,10 +50,16 @@ TEST_CASE("sweep: uppers named by neither the rootfs nor the standby go; dry run
     cgroup::Cgroup cg(layout, "parent", "box");
     REQUIRE(fs::mkdir_p(cg.unified_dir()));
     REQUIRE(fs::atomic_write(cg.unified_dir() + "/cgroup.procs", std::to_string(::getpid()) + "\n"));
-    json state = {{"id", "box"},
-                  {"pid", 1},
-                  {"rootfs", {{"id", "box"}, {"upper", data + "/standby-2/upper"}, {"work", data + "/standby-2/work"}}},
-                  {"standby", {{"pid", 5}, {"upper", data + "/standby-3/upper"}, {"work", data + "/standby-3/work"}}}};
+    auto read = sandbox::State::from_record(
+        json{{"id", "box"},
+             {"state", "running"},
+             {"pid", 1},
+             {"rootfs", {{"id", "box"}, {"upper", data + "/standby-2/upper"}, {"work", data + "/standby-2/work"}}},
+             {"standby", {{"pid", 5}, {"upper", data + "/standby-3/upper"}, {"work", data + "/standby-3/work"}}}});
+    REQUIRE(read);
+    sandbox::State& state = *read;
+    CHECK(state.standby.pid == 5);
+    CHECK(state.upper() == data + "/standby-2/upper");
     auto dry = sandbox::sweep_standbys(paths, state, cg, true);
     REQUIRE(dry);
     CHECK(dry->size() == 3);
@@ -68,9 +74,48 @@ TEST_CASE("sweep: uppers named by neither the rootfs nor the standby go; dry run
     CHECK(fs::exists(data + "/standby-2/upper"));
     CHECK(fs::exists(data + "/standby-3/upper"));
     // Before any reset the rootfs's first upper is the current one.
-    state["rootfs"]["upper"] = data + "/upper";
+    state.set_upper(data + "/upper", data + "/work");
     REQUIRE(fs::mkdir_p(data + "/upper"));
     auto first = sandbox::sweep_standbys(paths, state, cg, true);
     REQUIRE(first);
     CHECK(first->size() == 1);  // standby-2, no longer named
+}
+
+TEST_CASE("a state's standby, resets and upper are typed fields, written back as the record's") {
+    auto read = sandbox::State::from_record(json{{"id", "box"},
+                                                 {"state", "running"},
+                                                 {"pid", 7},
+                                                 {"resets", 2},
+                                                 {"reset", "2026-01-01T00:00:00Z"},
+                                                 {"rootfs", {{"id", "box"}, {"upper", "/u1"}, {"work", "/w1"}, {"layers", json::array()}}},
+                                                 {"standby", {{"pid", 9}, {"pid_start", 99}, {"upper", "/u2"}, {"work", "/w2"}}},
+                                                 {"labels", {{"team", "a"}}}});
+    REQUIRE(read);
+    sandbox::State st = *read;
+    CHECK(st.resets == 2);
+    CHECK(st.reset_at == "2026-01-01T00:00:00Z");
+    CHECK(st.standby.pid == 9);
+    CHECK(st.standby.pid_start == 99);
+    CHECK(st.upper() == "/u1");
+    CHECK(st.work() == "/w1");
+    CHECK_FALSE(st.extra.contains("standby"));
+    CHECK_FALSE(st.extra.contains("resets"));
+    // A reset's swap: the standby's upper becomes the rootfs's, the standby goes.
+    st.set_upper(st.standby.upper, st.standby.work);
+    st.standby = {};
+    st.resets++;
+    json out = st.to_record();
+    CHECK(out["rootfs"]["upper"] == "/u2");
+    CHECK(out["rootfs"]["work"] == "/w2");
+    CHECK(out["rootfs"]["id"] == "box");
+    CHECK(out["resets"] == 3);
+    CHECK(out["reset"] == "2026-01-01T00:00:00Z");
+    CHECK_FALSE(out.contains("standby"));
+    CHECK(out["labels"]["team"] == "a");  // what reset does not know is kept
+    // A state never reset carries neither field.
+    auto fresh = sandbox::State::from_record(json{{"id", "b"}, {"state", "running"}});
+    REQUIRE(fresh);
+    CHECK_FALSE(fresh->to_record().contains("resets"));
+    CHECK_FALSE(fresh->to_record().contains("reset"));
+    CHECK(fresh->upper().empty());
 }

@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dsec/mount/usage.h"
+#include "dsec/sys/process.h"
 #include "dsec/sandbox/state.h"
 #include "dsec/sys/fs.h"
 
@@ -105,7 +105,7 @@ TEST_CASE("state: layer_users counts a live init's layers even in a state this b
     sandbox::Paths paths(p);
     json layers = {{"layers", {{{"digest", "sha256:aa"}}}}};
     json live = {{"id", "new"}, {"state", "migrating"}, {"pid", ::getpid()},
-                 {"pid_start", mount::process_start(::getpid())}, {"rootfs", layers}};
+                 {"pid_start", proc::process_start(::getpid())}, {"rootfs", layers}};
     json dead = {{"id", "old"}, {"state", "running"}, {"pid", 0}, {"rootfs", layers}};
     for (auto& [id, rec] : {std::pair{"new", live}, std::pair{"old", dead}}) {
         REQUIRE(fs::mkdir_p(paths.state_dir(id), 0700));

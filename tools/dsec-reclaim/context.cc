@@ -14,7 +14,7 @@ reclaim::Report Context::report() {
 
 Result<int64_t> milliseconds(const std::string& text, const char* option) {
     auto ms = sandbox::parse_duration_ms(text);
-    if (!ms) return fail(make_error(Code::usage, std::string(option) + ": " + ms.error().message));
+    if (!ms) return fail(make_error(Code::usage, std::string(option) + ": " + ms.error().detail()));
     return int64_t(*ms);
 }
 

@@ -24,7 +24,7 @@ void add_swap(CLI::App& app, Context& ctx) {
                 if (auto r = reclaim::zram_off(); !r) return fail(r.error());
             } else if (!o->zram.empty()) {
                 auto size = sandbox::parse_size(o->zram);
-                if (!size) return fail(make_error(Code::usage, "--zram: " + size.error().message));
+                if (!size) return fail(make_error(Code::usage, "--zram: " + size.error().detail()));
                 if (auto r = reclaim::zram_on(*size); !r) return fail(r.error());
             }
             if (auto r = jsonl::emit(reclaim::zram_status()); !r) return fail(r.error());

@@ -59,7 +59,7 @@ Result<int> run_cp(Context& ctx, const CpArgs& a) {
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
         json entry = sandbox::copy_log_record(id, a.src, a.dst, !dst_id.empty(), uint64_t(ms), stats);
         if (auto logged = sandbox::append_log(paths, id, entry); !logged)
-            std::cerr << "dsec-run: command log: " << logged.error().message << std::endl;
+            std::cerr << "dsec-run: command log: " << logged.error().detail() << std::endl;
     }
     if (!stats) return fail(std::move(stats.error()).about(id));
     // The record: on stdout, or on stderr when stdout carries the tar.

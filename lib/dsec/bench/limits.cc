@@ -1,6 +1,5 @@
 #include "dsec/bench/limits.h"
 
-#include <fcntl.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -32,10 +31,7 @@ Status write_limit(const std::string& name, uint64_t value) {
         if (::setrlimit(res, &rl) < 0) return fail(sys_error("setrlimit", name));
         return {};
     }
-    auto path = sysctl_path(name);
-    Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
-    if (!fd) return fail(sys_error("open", path));
-    return fs::write_all(fd.get(), std::to_string(value) + "\n", path);
+    return fs::write_text(sysctl_path(name), std::to_string(value) + "\n");
 }
 
 }  // namespace

@@ -95,11 +95,7 @@ Status write_ksm_settings(const std::string& dir, const KsmSettings& s) {
     for (auto [value, name] : {std::pair{&s.pages_to_scan, "pages_to_scan"}, {&s.sleep_millisecs, "sleep_millisecs"},
                                {&s.run, "run"}}) {
         if (value->empty()) continue;
-        std::string path = dir + "/" + name;
-        // O_TRUNC as a shell's > does: sysfs ignores it, a plain file (tests) needs it.
-        Fd fd(::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC));
-        if (!fd) return fail(sys_error("open", path));
-        if (auto r = fs::write_all(fd.get(), *value, path); !r) return r;
+        if (auto r = fs::write_text(dir + "/" + name, *value); !r) return r;
     }
     return {};
 }

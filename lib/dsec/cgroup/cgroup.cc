@@ -1,7 +1,6 @@
 #include "dsec/cgroup/cgroup.h"
 
 
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,14 +19,6 @@ namespace dsec::cgroup {
 
 namespace {
 constexpr uint64_t kCpuPeriodUs = 100000;
-
-// Control files are written with one write(): a short or split write means nothing.
-Status write_control(const std::string& path, const std::string& value) {
-    Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
-    if (!fd) return fail(sys_error("open", path));
-    if (::write(fd.get(), value.data(), value.size()) < 0) return fail(sys_error("write", path).context("value " + value));
-    return {};
-}
 
 Result<uint64_t> read_number(const std::string& path) {
     auto text = fs::read_file(path);
@@ -80,8 +71,8 @@ Status Cgroup::create(const Limits& limits) {
         // Controllers must be enabled from the root down to dsec/ for dsec/<id> to have them.
         (void)fs::mkdir_p(layout_.unified + "/" + parent_);
         for (const char* c : {"+memory", "+cpu", "+pids"}) {
-            (void)write_control(layout_.unified + "/cgroup.subtree_control", c);
-            (void)write_control(layout_.unified + "/" + parent_ + "/cgroup.subtree_control", c);
+            (void)fs::write_text(layout_.unified + "/cgroup.subtree_control", c);
+            (void)fs::write_text(layout_.unified + "/" + parent_ + "/cgroup.subtree_control", c);
         }
     }
     for (auto& d : dirs_) {
@@ -101,16 +92,16 @@ Status Cgroup::create(const Limits& limits) {
         if (!dir) return fail(dir.error());
         std::string v = std::to_string(limits.memory);
         if (layout_.on_v1("memory")) {
-            if (auto r = write_control(*dir + "/memory.limit_in_bytes", v); !r) return r;
+            if (auto r = fs::write_text(*dir + "/memory.limit_in_bytes", v); !r) return r;
             // memsw caps memory+swap: without it a sandbox could swap its way past the limit.
             if (fs::exists(*dir + "/memory.memsw.limit_in_bytes"))
-                if (auto r = write_control(*dir + "/memory.memsw.limit_in_bytes", v); !r) return r;
+                if (auto r = fs::write_text(*dir + "/memory.memsw.limit_in_bytes", v); !r) return r;
         } else {
-            if (auto r = write_control(*dir + "/memory.max", v); !r) return r;
+            if (auto r = fs::write_text(*dir + "/memory.max", v); !r) return r;
             // v2 has no memory+swap knob: swap is capped on its own, at as much again, so
             // that a sandbox can be swapped out when idle but never swap without bound.
             if (fs::exists(*dir + "/memory.swap.max"))
-                if (auto r = write_control(*dir + "/memory.swap.max", v); !r) return r;
+                if (auto r = fs::write_text(*dir + "/memory.swap.max", v); !r) return r;
         }
     }
     if (limits.cpus > 0) {
@@ -119,12 +110,12 @@ Status Cgroup::create(const Limits& limits) {
         if (layout_.on_v1("cpu")) {
             auto dir = need("cpu", "cpu.cfs_quota_us");
             if (!dir) return fail(dir.error());
-            if (auto r = write_control(*dir + "/cpu.cfs_period_us", std::to_string(kCpuPeriodUs)); !r) return r;
-            if (auto r = write_control(*dir + "/cpu.cfs_quota_us", std::to_string(quota)); !r) return r;
+            if (auto r = fs::write_text(*dir + "/cpu.cfs_period_us", std::to_string(kCpuPeriodUs)); !r) return r;
+            if (auto r = fs::write_text(*dir + "/cpu.cfs_quota_us", std::to_string(quota)); !r) return r;
         } else {
             auto dir = need("cpu", "cpu.max");
             if (!dir) return fail(dir.error());
-            if (auto r = write_control(*dir + "/cpu.max", std::to_string(quota) + " " + std::to_string(kCpuPeriodUs)); !r)
+            if (auto r = fs::write_text(*dir + "/cpu.max", std::to_string(quota) + " " + std::to_string(kCpuPeriodUs)); !r)
                 return r;
         }
     }
@@ -134,12 +125,12 @@ Status Cgroup::create(const Limits& limits) {
         auto dir = need("cpu", v1 ? "cpu.shares" : "cpu.weight");
         if (!dir) return fail(dir.error());
         uint64_t value = v1 ? std::max<uint64_t>(2, limits.cpu_weight * 1024 / 100) : limits.cpu_weight;
-        if (auto r = write_control(*dir + (v1 ? "/cpu.shares" : "/cpu.weight"), std::to_string(value)); !r) return r;
+        if (auto r = fs::write_text(*dir + (v1 ? "/cpu.shares" : "/cpu.weight"), std::to_string(value)); !r) return r;
     }
     if (limits.pids) {
         auto dir = need("pids", "pids.max");
         if (!dir) return fail(dir.error());
-        if (auto r = write_control(*dir + "/pids.max", std::to_string(limits.pids)); !r) return r;
+        if (auto r = fs::write_text(*dir + "/pids.max", std::to_string(limits.pids)); !r) return r;
     }
     return {};
 }
@@ -191,7 +182,7 @@ Result<Freezer> freezer_of(const std::string& unified, const std::string& v1_dir
 Status Cgroup::freeze() const {
     auto f = freezer_of(unified_, layout_.on_v1("freezer") ? dir_for("freezer") : "");
     if (!f) return fail(f.error());
-    if (auto r = write_control(f->file, f->v2 ? "1" : "FROZEN"); !r) return r;
+    if (auto r = fs::write_text(f->file, f->v2 ? "1" : "FROZEN"); !r) return r;
     for (int round = 0; round < kRounds; round++) {
         if (f->v2) {
             if (read_key(unified_ + "/cgroup.events", "frozen") == 1) return {};
@@ -207,7 +198,7 @@ Status Cgroup::freeze() const {
 Status Cgroup::thaw() const {
     auto f = freezer_of(unified_, layout_.on_v1("freezer") ? dir_for("freezer") : "");
     if (!f) return fail(f.error());
-    return write_control(f->file, f->v2 ? "0" : "THAWED");
+    return fs::write_text(f->file, f->v2 ? "0" : "THAWED");
 }
 
 bool Cgroup::frozen() const {
@@ -226,12 +217,12 @@ Status Cgroup::kill_all() const {
         auto left = pids();
         if (left.empty()) return {};
         if (have_kill) {
-            (void)write_control(unified_ + "/cgroup.kill", "1");
+            (void)fs::write_text(unified_ + "/cgroup.kill", "1");
         } else {
             // Frozen tasks cannot fork while we kill them one by one; SIGKILL lands on thaw.
-            if (!freezer.empty()) (void)write_control(freezer + "/freezer.state", "FROZEN");
+            if (!freezer.empty()) (void)fs::write_text(freezer + "/freezer.state", "FROZEN");
             for (int pid : pids()) ::kill(pid, SIGKILL);
-            if (!freezer.empty()) (void)write_control(freezer + "/freezer.state", "THAWED");
+            if (!freezer.empty()) (void)fs::write_text(freezer + "/freezer.state", "THAWED");
         }
         backoff(round);
     }

@@ -104,8 +104,12 @@ Result<Destination> parse_destination_text(const std::string& text) {
         // "policy: network.allow[0].cidr: ..." becomes "destination \"TEXT\".cidr: ...".
         Error e = parsed.error();
         std::string_view prefix = "policy: network.allow[0]";
-        std::string rest = e.message.starts_with(prefix) ? e.message.substr(prefix.size()) : ": " + e.message;
+        std::string whole = e.detail();
+        std::string rest = whole.starts_with(prefix) ? whole.substr(prefix.size()) : ": " + whole;
         e.message = "destination \"" + text + "\"" + rest;
+        e.steps.clear();
+        // The field as the destination's own: "cidr", "ports[0]".
+        if (e.field.starts_with(prefix)) e.field = e.field.substr(std::min(e.field.size(), prefix.size() + 1));
         return fail(std::move(e));
     }
     return parsed->allow.front();

@@ -8,7 +8,7 @@
 
 #include <cerrno>
 
-#include "dsec/mount/usage.h"
+#include "dsec/sys/process.h"
 #include "dsec/ns/confine.h"
 #include "dsec/ns/confinement.h"
 #include "dsec/ns/helper_stack.h"
@@ -39,7 +39,7 @@ int helper_entry(void* p) {
 
 Status in_mount_namespace(int init_pid, unsigned long long init_start, MountNsWork work, void* arg, const char* what) {
     Fd pidfd(int(::syscall(SYS_pidfd_open, init_pid, 0)));
-    if (!pidfd || !mount::process_alive(init_pid, init_start))
+    if (!pidfd || !proc::process_alive(init_pid, init_start))
         return fail(make_error(Code::not_running, "the sandbox's init process is gone"));
     int p[2];
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));

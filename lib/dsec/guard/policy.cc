@@ -140,7 +140,7 @@ Result<uint64_t> size_field(const json& j, const char* key) {
         n = v.get<uint64_t>();
     } else if (v.is_string()) {
         auto s = parse::parse_size(v.get<std::string>());
-        if (!s) return fail(policy_error(where, s.error().message));
+        if (!s) return fail(policy_error(where, s.error().detail()));
         n = *s;
     } else {
         return fail(policy_error(where, "must be a size (\"512M\") or a number of bytes"));
@@ -183,7 +183,7 @@ Result<PolicyLimits> parse_limits(const json& j) {
 }  // namespace
 
 Error policy_error(const std::string& field, const std::string& what) {
-    return make_error(Code::bad_input, "policy: " + field + ": " + what);
+    return make_error(Code::bad_input, "policy: " + field + ": " + what).in_field(field);
 }
 
 Status only_keys(const json& j, std::initializer_list<std::string_view> known, const std::string& where) {

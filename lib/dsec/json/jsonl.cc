@@ -90,7 +90,7 @@ std::string type_of(const json& record) {
 Result<std::string> get_string(const json& record, const char* field) {
     auto it = record.find(field);
     if (it == record.end() || !it->is_string())
-        return fail(make_error(Code::bad_input, std::string("record has no string field \"") + field + "\""));
+        return fail(make_error(Code::bad_input, std::string("record has no string field \"") + field + "\"").in_field(field));
     return it->get<std::string>();
 }
 

@@ -25,7 +25,7 @@ Result<FsContext> FsContext::open(const std::string& type) {
     int fd = ::fsopen(type.c_str(), FSOPEN_CLOEXEC);
     if (fd < 0) {
         Error e = sys_error("fsopen", type);
-        if (e.err == ENODEV) e.code = Code::not_supported;
+        if (e.err == ENODEV) e.code = Code::unsupported;
         return fail(std::move(e));
     }
     return FsContext(Fd(fd), type);

@@ -21,7 +21,7 @@ long fs_magic(const std::string& path);
 
 class FsContext {
 public:
-    /// fsopen(type). Errors: not_supported when the kernel lacks the filesystem.
+    /// fsopen(type). Errors: unsupported when the kernel lacks the filesystem.
     static Result<FsContext> open(const std::string& type);
 
     /// FSCONFIG_SET_STRING. Errors: mount_failed naming the key, with the kernel's message.

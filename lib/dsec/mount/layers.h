@@ -39,7 +39,7 @@ Status prepare_layers_dir(const Paths& paths);
 
 /// Mounts the EROFS image at `image` as a detached mount: file-backed, directio,
 /// read-only, nodev, nosuid. Errors: mount_failed with the kernel's message (a
-/// corrupt or truncated superblock), not_supported.
+/// corrupt or truncated superblock), unsupported (no EROFS in the kernel).
 Result<Fd> mount_image(const std::string& image);
 
 /// Mounts `layer` at its mountpoint unless it is mounted already, under the layer's

@@ -64,7 +64,7 @@ std::vector<std::string> cap_names(uint64_t caps) {
 
 Result<uint64_t> caps_from_names(const std::vector<std::string>& names) {
     auto caps = change_caps(0, names, {});
-    if (!caps) return fail(make_error(Code::bad_input, caps.error().message));
+    if (!caps) return fail(make_error(Code::bad_input, caps.error().detail()));
     return caps;
 }
 

@@ -13,7 +13,7 @@
 #include <cerrno>
 #include <optional>
 
-#include "dsec/mount/usage.h"
+#include "dsec/sys/process.h"
 #include "dsec/ns/confinement.h"
 #include "dsec/ns/helper_stack.h"
 #include "dsec/ns/spawn.h"
@@ -103,7 +103,7 @@ int helper_entry(void* p) {
 
 Result<Joined> spawn_inside(const JoinSpec& spec, const std::function<void()>& body) {
     Fd pidfd(int(::syscall(SYS_pidfd_open, spec.init_pid, 0)));
-    if (!pidfd || !mount::process_alive(spec.init_pid, spec.init_start))
+    if (!pidfd || !proc::process_alive(spec.init_pid, spec.init_start))
         return fail(make_error(Code::not_running, "the sandbox's init process is gone"));
     int p[2];
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));

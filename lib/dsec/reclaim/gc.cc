@@ -79,7 +79,7 @@ Status as_status(Result<json> r) { return r ? Status{} : Status(fail(r.error()))
 
 // In a live sandbox (its lock held): a standby init or an upper that a killed reset
 // left (sandbox/standby.h), removed as it is found.
-Status standbys(Pass& p, const std::string& id, const json& state) {
+Status standbys(Pass& p, const std::string& id, const sandbox::State& state) {
     auto cg = sandbox::cgroup_of(p.paths, id);
     auto found = cg ? sandbox::sweep_standbys(p.paths, state, *cg, p.o.dry_run) : Result<json>(fail(cg.error()));
     if (!found) {
@@ -109,7 +109,7 @@ Status sandboxes(Pass& p) {
         Verdict v = judge(st, unparsable, state && sandbox::init_alive(*state), age_s(p.paths.state_dir(id), p.now),
                           p.o.grace_s);
         if (v == Verdict::keep && state)
-            if (auto r = standbys(p, id, state->to_record()); !r) return r;
+            if (auto r = standbys(p, id, *state); !r) return r;
         // destroy() takes the lock itself (a second flock in one process would wait on this one).
         held = fs::Lock();
         if (v == Verdict::keep || v == Verdict::young) continue;

@@ -1,6 +1,5 @@
 #include "dsec/reclaim/ksm.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <string>
@@ -21,10 +20,7 @@ int64_t read_ksm(const char* name) {
 Status ksm_run(bool on) {
     std::string path = std::string(kKsm) + "/run";
     if (!fs::exists(path)) return fail(make_error(Code::unsupported, "the kernel has no KSM", path));
-    Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
-    if (!fd) return fail(sys_error("open", path));
-    if (::write(fd.get(), on ? "1" : "0", 1) < 0) return fail(sys_error("write", path));
-    return {};
+    return fs::write_text(path, on ? "1" : "0");
 }
 
 nlohmann::json ksm_status() {

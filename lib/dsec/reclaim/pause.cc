@@ -1,6 +1,5 @@
 #include "dsec/reclaim/pause.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -29,13 +28,6 @@ bool cpu_flat(uint64_t used_ns, int64_t sample_ms, double flat_cpu) {
 }
 
 namespace {
-Status write_text(const std::string& path, const std::string& value) {
-    Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
-    if (!fd) return fail(sys_error("open", path));
-    if (::write(fd.get(), value.data(), value.size()) < 0) return fail(sys_error("write", path).context(value));
-    return {};
-}
-
 // MADV_PAGEOUT over every mapping of `pid`, one range at a time: a range the kernel
 // refuses (locked, special) does not stop the others.
 void page_out(int pid) {
@@ -62,8 +54,8 @@ Status squeeze_v1(const std::string& dir, const MemoryUse& now) {
     std::string keep = old->substr(0, old->find('\n'));
     uint64_t target = now.charged > now.page_cache ? now.charged - now.page_cache : 0;
     target = std::max<uint64_t>(target, 1 << 20);
-    (void)write_text(file, std::to_string(target));  // EBUSY: as much as it could
-    return write_text(file, keep);
+    (void)fs::write_text(file, std::to_string(target));  // EBUSY: as much as it could
+    return fs::write_text(file, keep);
 }
 }  // namespace
 
@@ -78,7 +70,7 @@ Result<MemoryUse> push_out(const cgroup::Layout& layout, const cgroup::Cgroup& c
             if (auto r = squeeze_v1(dir, *mid); !r) return fail(r.error());
     } else {
         // EAGAIN: the kernel reclaimed less than asked (no swap for anonymous memory).
-        if (auto r = write_text(dir + "/memory.reclaim", std::to_string(before->charged)); !r && r.error().err != EAGAIN)
+        if (auto r = fs::write_text(dir + "/memory.reclaim", std::to_string(before->charged)); !r && r.error().err != EAGAIN)
             return fail(r.error());
     }
     return memory_use(layout, dir);

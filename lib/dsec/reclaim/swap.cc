@@ -1,6 +1,5 @@
 #include "dsec/reclaim/swap.h"
 
-#include <fcntl.h>
 #include <sys/swap.h>
 #include <unistd.h>
 
@@ -14,11 +13,7 @@ namespace dsec::reclaim {
 
 namespace {
 Status write_sys(const std::string& file, const std::string& value) {
-    std::string path = std::string(kZramSys) + "/" + file;
-    Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
-    if (!fd) return fail(sys_error("open", path));
-    if (::write(fd.get(), value.data(), value.size()) < 0) return fail(sys_error("write", path).context(value));
-    return {};
+    return fs::write_text(std::string(kZramSys) + "/" + file, value);
 }
 
 uint64_t read_sys(const std::string& file) {

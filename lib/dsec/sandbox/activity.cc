@@ -8,7 +8,7 @@
 #include <cerrno>
 
 #include "dsec/cgroup/cgroup.h"
-#include "dsec/mount/usage.h"
+#include "dsec/sys/process.h"
 #include "dsec/sandbox/state.h"
 
 namespace dsec::sandbox {
@@ -43,7 +43,7 @@ Result<Use> begin_use(const Paths& paths, const std::string& id) {
     if (state && state->extra.contains("snapshot") && state->extra["snapshot"].is_object()) {
         int pid = state->extra["snapshot"].value("pid", 0);
         unsigned long long start = state->extra["snapshot"].value("pid_start", 0ULL);
-        for (int waited_ms = 0; waited_ms < 120000 && cg.frozen() && mount::process_alive(pid, start); waited_ms += 10)
+        for (int waited_ms = 0; waited_ms < 120000 && cg.frozen() && proc::process_alive(pid, start); waited_ms += 10)
             ::usleep(10000);
     }
     // Paused by dsec-reclaim idle (or left frozen by a snapshot that was killed): a

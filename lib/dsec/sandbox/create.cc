@@ -5,7 +5,7 @@
 #include <cerrno>
 
 #include "dsec/guard/files.h"
-#include "dsec/mount/usage.h"
+#include "dsec/sys/process.h"
 #include "dsec/ns/idrange.h"
 #include "dsec/ns/spawn.h"
 #include "dsec/sandbox/core_sched.h"
@@ -93,7 +93,7 @@ Result<State> build(const Paths& paths, const mount::Rootfs& rootfs, const Creat
     if (!init) return fail(init.error());
     // The policy's mounts, before anything runs inside (the state still says "creating").
     if (o.guard)
-        if (auto r = guard::apply_file_rules(init->pid, mount::process_start(init->pid), o.guard->files, paths.run);
+        if (auto r = guard::apply_file_rules(init->pid, proc::process_start(init->pid), o.guard->files, paths.run);
             !r)
             return fail(std::move(r.error()).context("applying the policy"));
     if (o.guard && !o.guard->network.empty()) {
@@ -103,7 +103,7 @@ Result<State> build(const Paths& paths, const mount::Rootfs& rootfs, const Creat
     }
 
     state.pid = init->pid;
-    state.pid_start = mount::process_start(init->pid);
+    state.pid_start = proc::process_start(init->pid);
     state.lifecycle = Lifecycle::running;
     state.cgroup = SavedCgroup{cgroup::mode_name(layout->mode), cg.dirs()};
     if (auto r = save(paths, state); !r) return fail(r.error());

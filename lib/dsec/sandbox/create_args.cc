@@ -48,7 +48,7 @@ Result<CreateOptions> CreateArgs::to_options() const {
     o.id = id;
     o.hostname = hostname;
     if (!id.empty())
-        if (auto r = check_id(id); !r) return fail(make_error(Code::usage, r.error().message));
+        if (auto r = check_id(id); !r) return fail(make_error(Code::usage, r.error().detail()));
     if (hostname.size() > 63) return fail(make_error(Code::usage, "--hostname is longer than 63 characters"));
     auto size = [](const std::string& s, uint64_t& out) -> Status {
         if (s.empty()) return {};

@@ -35,9 +35,11 @@ bool anything_left(const Paths& paths, const std::string& id, const cgroup::Cgro
 
 Result<json> destroy(const Paths& paths, const std::string& id, Missing missing, const std::string& keep_log_dir) {
     if (auto r = check_id(id); !r) return fail(r.error());
-    auto layout = cgroup::detect();
-    if (!layout) return fail(layout.error());
-    cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
+    // Not open_sandbox(): a sandbox whose state is missing, does not parse or names a
+    // cgroup the layout no longer gives is destroyed all the same.
+    auto found = cgroup_of(paths, id);
+    if (!found) return fail(found.error());
+    const cgroup::Cgroup& cg = *found;
     if (!anything_left(paths, id, cg)) {
         if (missing == Missing::error)
             return fail(make_error(Code::not_found, "no sandbox \"" + id + "\" (unknown or destroyed)", id));

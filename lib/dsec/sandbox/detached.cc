@@ -14,7 +14,7 @@
 #include <chrono>
 #include <thread>
 
-#include "dsec/mount/usage.h"
+#include "dsec/sys/process.h"
 #include "dsec/sandbox/detached_files.h"
 #include "dsec/sandbox/limits.h"
 #include "dsec/sys/id.h"
@@ -119,7 +119,7 @@ void copy_output(const Paths& paths, const std::string& id, int out_r, int err_r
     int self = int(::getpid());
     json record = {{"type", "exec"},   {"v", 1},   {"id", id},
                    {"exec", key},      {"argv", o.argv},
-                   {"pid", self},      {"pid_start", mount::process_start(self)},
+                   {"pid", self},      {"pid_start", proc::process_start(self)},
                    {"created", now_rfc3339()},
                    {"started_ns", std::chrono::system_clock::now().time_since_epoch().count()}};
     if (auto r = fs::atomic_write(dir + "/exec.json", record.dump() + "\n", 0600); !r) refuse(r.error());

@@ -11,7 +11,7 @@
 #include <functional>
 #include <optional>
 
-#include "dsec/mount/usage.h"
+#include "dsec/sys/process.h"
 #include "dsec/sandbox/detached.h"
 #include "dsec/sandbox/detached_files.h"
 #include "dsec/sandbox/limits.h"
@@ -89,7 +89,7 @@ std::optional<json> result_of(const Paths& paths, const std::string& id, const s
 
 bool supervisor_alive(const json& record) {
     int pid = record.value("pid", 0);
-    return pid > 0 && mount::process_alive(pid, record.value("pid_start", 0ULL));
+    return pid > 0 && proc::process_alive(pid, record.value("pid_start", 0ULL));
 }
 }  // namespace
 
@@ -229,7 +229,7 @@ namespace {
 Status wait_for_process(int pid, unsigned long long start) {
     Fd pidfd(int(::syscall(SYS_pidfd_open, pid, 0)));
     // Re-checked once the pidfd is held: the pid may have been reused before.
-    if (!pidfd || !mount::process_alive(pid, start)) return {};
+    if (!pidfd || !proc::process_alive(pid, start)) return {};
     struct pollfd p = {pidfd.get(), POLLIN, 0};
     for (;;) {
         int n = ::poll(&p, 1, 200);

@@ -6,7 +6,7 @@
 #include <cerrno>
 
 #include "dsec/guard/hosts.h"
-#include "dsec/mount/usage.h"
+#include "dsec/sys/process.h"
 #include "dsec/net/cut.h"
 #include "dsec/net/egress.h"
 #include "dsec/net/resolve.h"
@@ -71,7 +71,7 @@ Status write_hosts(const Paths& paths, const std::string& id, int init_pid, json
     std::string file = paths.state_dir(id) + "/hosts";
     if (auto r = fs::atomic_write(file, guard::hosts_text(*base, resolved_of(names), when), 0644); !r)
         return fail(r.error());
-    if (auto r = guard::bind_hosts(init_pid, mount::process_start(init_pid), file); !r) return fail(r.error());
+    if (auto r = guard::bind_hosts(init_pid, proc::process_start(init_pid), file); !r) return fail(r.error());
     egress["hosts"] = file;
     return {};
 }
@@ -92,8 +92,8 @@ Result<Refreshed> refresh_names(const Paths& paths, const std::string& id) {
         json shown = was;
         auto addresses = net::resolve_name(name);
         if (!addresses) {
-            shown["error"] = addresses.error().message;
-            out.warnings.push_back(addresses.error().message + "; sandbox " + id + " keeps the addresses resolved at " +
+            shown["error"] = addresses.error().detail();
+            out.warnings.push_back(addresses.error().detail() + "; sandbox " + id + " keeps the addresses resolved at " +
                                    was.value("resolved", "?"));
         } else {
             if (json(*addresses) != was.value("addresses", json::array())) {

@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 
 #include "dsec/cgroup/cgroup.h"
 #include "dsec/ns/join.h"
@@ -22,6 +21,7 @@
 #include "dsec/sandbox/relay.h"
 #include "dsec/sandbox/user.h"
 #include "dsec/sandbox/security.h"
+#include "dsec/sys/process.h"
 
 namespace dsec::sandbox {
 
@@ -148,29 +148,12 @@ Result<Prepared> prepare(const State& st, const ExecOptions& o) {
     ::_exit(127);  // not reached: die() exits
 }
 
-}  // namespace
-
-int session_of(int pid) {
-    auto stat = fs::read_file("/proc/" + std::to_string(pid) + "/stat");
-    if (!stat) return 0;
-    auto close = stat->rfind(')');
-    if (close == std::string::npos) return 0;
-    int state_ppid_pgrp_session[4] = {};
-    char st;
-    if (std::sscanf(stat->c_str() + close + 1, " %c %d %d %d", &st, &state_ppid_pgrp_session[1],
-                    &state_ppid_pgrp_session[2], &state_ppid_pgrp_session[3]) != 4)
-        return 0;
-    return state_ppid_pgrp_session[3];
-}
-
-namespace {
-
 // The command's tree is its session: its group and any process that kept the session
 // (a process that called setsid itself has left on purpose, like a daemon).
 void kill_session(const cgroup::Cgroup& cg, int sid) {
     ::kill(-sid, SIGKILL);
     for (int pid : cg.pids())
-        if (session_of(pid) == sid) ::kill(pid, SIGKILL);
+        if (proc::session_of(pid) == sid) ::kill(pid, SIGKILL);
 }
 
 }  // namespace
@@ -264,7 +247,7 @@ Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOpt
     entry["user"] = started->user;
     add_result(entry, *result);
     // The command has run: a log that cannot be written is said, not made the result.
-    if (auto r = append_log(paths, id, entry); !r && result->note.empty()) result->note = "command log: " + r.error().message;
+    if (auto r = append_log(paths, id, entry); !r && result->note.empty()) result->note = "command log: " + r.error().detail();
     return result;
 }
 

@@ -87,7 +87,4 @@ Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOpt
 /// may not point our `environ` at the sandbox's environment and call execvp.
 std::vector<std::string> exec_candidates(const std::string& file, const std::vector<std::string>& env);
 
-/// Field 6 of /proc/<pid>/stat: the session id in the host's pid namespace; 0 when gone.
-int session_of(int pid);
-
 }  // namespace dsec::sandbox

@@ -11,7 +11,7 @@
 #include "dsec/net/netlink.h"
 #include "dsec/guard/egress_rules.h"
 #include "dsec/guard/hosts.h"
-#include "dsec/mount/usage.h"
+#include "dsec/sys/process.h"
 #include "dsec/sandbox/egress_names.h"
 #include "dsec/sandbox/open.h"
 #include "dsec/sys/fs.h"
@@ -115,7 +115,7 @@ Status relink_egress(const Paths& paths, const std::string& /*id*/, int init_pid
     set_addresses6(egress, *link);
     // The new init has a new mount namespace: the host's file goes over /etc/hosts again.
     std::string hosts = egress.value("hosts", "");
-    if (!hosts.empty()) return guard::bind_hosts(init_pid, mount::process_start(init_pid), hosts);
+    if (!hosts.empty()) return guard::bind_hosts(init_pid, proc::process_start(init_pid), hosts);
     return {};
 }
 

@@ -10,7 +10,7 @@
 #include <cctype>
 #include <map>
 
-#include "dsec/mount/usage.h"
+#include "dsec/sys/process.h"
 #include "dsec/sandbox/limits.h"
 #include "dsec/sandbox/relay.h"
 #include "dsec/sandbox/session_files.h"
@@ -38,13 +38,13 @@ Result<json> load(const Paths& paths, const SessionRef& ref) {
 
 bool shell_alive(const json& record) {
     int pid = record.value("pid", 0);
-    return pid > 0 && mount::process_alive(pid, record.value("pid_start", 0ULL));
+    return pid > 0 && proc::process_alive(pid, record.value("pid_start", 0ULL));
 }
 
 std::set<int> session_pids(const cgroup::Cgroup& cg, int shell_pid) {
     std::set<int> pids;
     for (int pid : cg.pids())
-        if (pid != shell_pid && session_of(pid) == shell_pid) pids.insert(pid);
+        if (pid != shell_pid && proc::session_of(pid) == shell_pid) pids.insert(pid);
     return pids;
 }
 
@@ -146,7 +146,7 @@ Result<json> open_session(const Paths& paths, const std::string& id, const Sessi
         if (auto r = io.receive_master(); !r) return fail(r.error());
     int pid = started->child.pid;
     json record = {{"type", "session"}, {"v", 1},          {"id", ref.id()},       {"sandbox", id},
-                   {"shell", so.shell}, {"pty", so.pty},   {"pid", pid},       {"pid_start", mount::process_start(pid)},
+                   {"shell", so.shell}, {"pty", so.pty},   {"pid", pid},       {"pid_start", proc::process_start(pid)},
                    {"user", started->user}, {"created", now_rfc3339()}};
     if (auto r = fs::atomic_write(dir + "/session.json", record.dump() + "\n", 0600); !r) {
         ::syscall(SYS_pidfd_send_signal, started->child.pidfd.get(), SIGKILL, nullptr, 0);

@@ -14,6 +14,7 @@
 #include "dsec/sandbox/activity.h"
 #include "dsec/sandbox/limits.h"
 #include "dsec/sandbox/log.h"
+#include "dsec/sandbox/open.h"
 #include "dsec/sandbox/session.h"
 #include "dsec/sandbox/session_files.h"
 #include "dsec/sandbox/session_protocol.h"
@@ -153,8 +154,11 @@ Result<ExecResult> session_exec(const Paths& paths, const SessionRef& ref, const
     // Thaws a paused sandbox, and keeps it from counting as idle while the command runs.
     auto in_use = begin_use(paths, ref.sandbox);
     if (!in_use) return fail(in_use.error());
-    auto cg = cgroup_of(paths, ref.sandbox);
-    if (!cg) return fail(cg.error());
+    // The sandbox as every exec opens it (running, in the cgroup create saved): its
+    // cgroup holds the session's processes.
+    auto opened = open_sandbox(paths, ref.sandbox, Need::running);
+    if (!opened) return fail(opened.error());
+    const cgroup::Cgroup* cg = &opened->cg;
     bool pty = record->value("pty", false);
     auto ends = open_ends(dir, ref, pty, pidfd.get());
     if (!ends) return fail(ends.error());
@@ -259,7 +263,7 @@ Result<ExecResult> session_exec(const Paths& paths, const SessionRef& ref, const
     entry["user"] = record->value("user", "");
     add_result(entry, r);
     if (auto logged = append_log(paths, ref.sandbox, entry); !logged && r.note.empty())
-        r.note = "command log: " + logged.error().message;
+        r.note = "command log: " + logged.error().detail();
     return r;
 }
 

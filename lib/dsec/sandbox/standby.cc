@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "dsec/guard/files.h"
-#include "dsec/mount/usage.h"
+#include "dsec/sys/process.h"
 #include "dsec/sandbox/bind.h"
 #include "dsec/sandbox/cpu_class.h"
 #include "dsec/sandbox/policy.h"
@@ -46,35 +46,22 @@ Result<std::string> new_upper_dir(const Paths& paths, const std::string& id) {
 Status kill_pid(int pid, unsigned long long start) {
     Fd pidfd(int(::syscall(SYS_pidfd_open, pid, 0)));
     // Re-checked once the pidfd pins the process: the pid may have been reused.
-    if (!pidfd || !mount::process_alive(pid, start)) return {};
+    if (!pidfd || !proc::process_alive(pid, start)) return {};
     if (::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0) < 0 && errno != ESRCH)
         return fail(sys_error("pidfd_send_signal", std::to_string(pid)));
     return {};
 }
 }  // namespace
 
-json Standby::to_record() const { return {{"pid", pid}, {"pid_start", pid_start}, {"upper", upper}, {"work", work}}; }
-
-Standby Standby::of(const json& state) {
-    Standby s;
-    if (!state.contains("standby") || !state["standby"].is_object()) return s;
-    const json& r = state["standby"];
-    s.pid = r.value("pid", 0);
-    s.pid_start = r.value("pid_start", 0ULL);
-    s.upper = r.value("upper", "");
-    s.work = r.value("work", "");
-    if (s.upper.empty() || s.work.empty()) s.pid = 0;
-    return s;
-}
-
-bool Standby::alive() const { return pid > 0 && mount::process_alive(pid, pid_start); }
-
-Result<StartSpec> start_spec_of(const Paths& paths, const json& state) {
+Result<StartSpec> start_spec_of(const Paths& paths, const State& st) {
+    // The security, limits, hostname, cpu class and binds create recorded, which their
+    // areas read from the state's other fields.
+    const json& state = st.extra;
     auto sec = security_from_state(state);
     if (!sec) return fail(sec.error());
     auto init_program = find_init();
     if (!init_program) return fail(init_program.error());
-    std::string id = state.value("id", "");
+    const std::string& id = st.id;
     StartSpec spec;
     spec.id = id;
     spec.hostname = state.value("hostname", id.substr(0, 63));
@@ -92,15 +79,14 @@ Result<StartSpec> start_spec_of(const Paths& paths, const json& state) {
     return spec;
 }
 
-Result<Standby> start_next_init(const Paths& paths, const json& state, const cgroup::Cgroup& cg) {
-    std::string id = state.value("id", "");
-    auto rootfs = mount::Rootfs::from_record(state.value("rootfs", json::object()));
+Result<Standby> start_next_init(const Paths& paths, const State& state, const cgroup::Cgroup& cg) {
+    auto rootfs = state.rootfs();
     if (!rootfs) return fail(rootfs.error());
     auto spec = start_spec_of(paths, state);
     if (!spec) return fail(spec.error());
-    auto policy = policy_of_state(state);
+    auto policy = policy_of_state(state.extra);
     if (!policy) return fail(policy.error());
-    auto dir = new_upper_dir(paths, id);
+    auto dir = new_upper_dir(paths, state.id);
     if (!dir) return fail(dir.error());
     // With --disk the init's upper is a tmpfs of its own; the directories stay empty.
     rootfs->upper = *dir + "/upper";
@@ -110,7 +96,7 @@ Result<Standby> start_next_init(const Paths& paths, const json& state, const cgr
         (void)fs::remove_tree(*dir);
         return fail(init.error());
     }
-    Standby s{init->pid, mount::process_start(init->pid), rootfs->upper, rootfs->work};
+    Standby s{init->pid, proc::process_start(init->pid), rootfs->upper, rootfs->work};
     // The policy's mounts, before anything can run in its namespaces.
     if (*policy && !(*policy)->files.empty())
         if (auto r = guard::apply_file_rules(s.pid, s.pid_start, (*policy)->files, paths.run); !r) {
@@ -121,7 +107,7 @@ Result<Standby> start_next_init(const Paths& paths, const json& state, const cgr
     return s;
 }
 
-Result<Standby> make_standby(const Paths& paths, const json& state, const cgroup::Cgroup& cg) {
+Result<Standby> make_standby(const Paths& paths, const State& state, const cgroup::Cgroup& cg) {
     auto s = start_next_init(paths, state, cg);
     if (!s) return fail(s.error());
     // Stopped: nothing in it runs, not even its init's reaping loop, until a reset.
@@ -162,26 +148,25 @@ std::vector<std::string> upper_leftovers(const std::string& upper, const std::st
     return {upper, work, dir + "/reset-old"};
 }
 
-Result<json> sweep_standbys(const Paths& paths, const json& state, const cgroup::Cgroup& cg, bool dry_run) {
+Result<json> sweep_standbys(const Paths& paths, const State& state, const cgroup::Cgroup& cg, bool dry_run) {
     json found = json::array();
     Status first;
     auto keep = [&](Status r) {
         if (!r && first) first = std::move(r);
     };
-    int init = state.value("pid", 0);
-    Standby standby = Standby::of(state);
+    int init = state.pid;
+    const Standby& standby = state.standby;
     for (int pid : cg.pids()) {
         if (pid == init || pid == standby.pid || !is_namespace_init(pid)) continue;
         found.push_back({{"kind", "orphan_standby"}, {"path", std::to_string(pid)}});
-        if (!dry_run) keep(kill_pid(pid, mount::process_start(pid)));
+        if (!dry_run) keep(kill_pid(pid, proc::process_start(pid)));
     }
     // The uppers the state names; anything else of ours in the data directory is left
     // over from an init that is gone or going.
-    const json rootfs = state.value("rootfs", json::object());
-    std::string upper = rootfs.value("upper", ""), work = rootfs.value("work", "");
+    std::string upper = state.upper();
     if (upper.empty()) return found;
     std::string current = fs::dirname(upper);
-    std::string id = state.value("id", "");
+    const std::string& id = state.id;
     auto names = fs::list_dir(paths.data_dir(id));
     if (!names) return fail(names.error());
     std::vector<std::string> gone;
@@ -192,7 +177,7 @@ Result<json> sweep_standbys(const Paths& paths, const json& state, const cgroup:
             gone.push_back(path);
     }
     // The rootfs's first upper (made by dsec-mount), once a reset moved on from it.
-    std::string rootfs_id = rootfs.value("id", "");
+    std::string rootfs_id = state.rootfs_id();
     if (!rootfs_id.empty() && check_id(rootfs_id)) {
         std::string first_dir = paths.data_dir(rootfs_id);
         if (current != first_dir)

@@ -8,7 +8,7 @@
 // in the sandbox's pid namespace (nothing inside can name or signal it), it shares no
 // mount, network, ipc, uts or user namespace, no /tmp or /dev/shm and no upper.
 //
-// The state names it in "standby" ({"pid","pid_start","upper","work"}); each init's
+// The state names it (State::standby, a Standby); each init's
 // upper is the one the state's rootfs names, so that one atomic state write commits a
 // swap. What a killed reset leaves (a standby init the state does not name, an upper
 // directory named by neither the rootfs nor the standby) is removed by sweep_standbys(),
@@ -27,33 +27,19 @@
 
 namespace dsec::sandbox {
 
-/// The state's standby ("standby" record); pid 0 when it has none.
-struct Standby {
-    int pid = 0;
-    unsigned long long pid_start = 0;
-    std::string upper, work;
-
-    /// {"pid","pid_start","upper","work"}
-    nlohmann::json to_record() const;
-    /// Reads state["standby"]; a missing or malformed record gives pid 0.
-    static Standby of(const nlohmann::json& state);
-    /// True when its init still runs (not a zombie, not a reused pid).
-    bool alive() const;
-};
-
 /// The start of the init of the sandbox whose state is `state`, as create made it (ids,
 /// security, limits, hostname, cpu class, binds). Errors: security_from_state's, find_init's.
-Result<StartSpec> start_spec_of(const Paths& paths, const nlohmann::json& state);
+Result<StartSpec> start_spec_of(const Paths& paths, const State& state);
 
 /// Starts a new init for the sandbox `state` describes over a fresh empty upper (a new
 /// standby-<n> directory, or a new tmpfs with --disk), in `cg`, with the policy's file
 /// rules applied, and returns it running. The caller holds the sandbox's lock. On error
 /// nothing of it is left (init killed, directory removed). Errors: the failing start,
 /// mkdir or policy step.
-Result<Standby> start_next_init(const Paths& paths, const nlohmann::json& state, const cgroup::Cgroup& cg);
+Result<Standby> start_next_init(const Paths& paths, const State& state, const cgroup::Cgroup& cg);
 
 /// start_next_init(), then stopped until a reset uses it. Errors: start_next_init's, kill.
-Result<Standby> make_standby(const Paths& paths, const nlohmann::json& state, const cgroup::Cgroup& cg);
+Result<Standby> make_standby(const Paths& paths, const State& state, const cgroup::Cgroup& cg);
 
 /// Removes what killed resets left of sandbox `state` (its lock held): inits (pid 1 of
 /// a pid namespace of their own) in its cgroup that are neither its init nor its
@@ -61,7 +47,7 @@ Result<Standby> make_standby(const Paths& paths, const nlohmann::json& state, co
 /// nor its standby names, removed. Returns what it found, one {"kind","path"} each
 /// ("orphan_standby" with the pid as path, "orphan_upper"), removed unless `dry_run`.
 /// Errors: the first failing removal, after trying every one.
-Result<nlohmann::json> sweep_standbys(const Paths& paths, const nlohmann::json& state, const cgroup::Cgroup& cg,
+Result<nlohmann::json> sweep_standbys(const Paths& paths, const State& state, const cgroup::Cgroup& cg,
                                       bool dry_run = false);
 
 /// True when `pid` is pid 1 of a pid namespace below ours (an init, as NSpid says).

@@ -6,7 +6,7 @@
 
 #include "dsec/cgroup/cgroup.h"
 #include "dsec/layer/store.h"
-#include "dsec/mount/usage.h"
+#include "dsec/sys/process.h"
 
 namespace dsec::sandbox {
 
@@ -21,7 +21,8 @@ constexpr std::array<std::pair<Lifecycle, std::string_view>, 6> kLifecycles = {{
 }};
 
 // The fields State holds typed; everything else stays in `extra`.
-constexpr std::array<std::string_view, 7> kTyped = {"type", "v", "id", "state", "pid", "pid_start", "cgroup"};
+constexpr std::array<std::string_view, 10> kTyped = {"type",   "v",       "id",      "state", "pid",
+                                                     "pid_start", "cgroup", "standby", "resets", "reset"};
 
 Result<SavedCgroup> cgroup_from_record(const json& j) {
     if (!j.is_object() || !j.contains("mode") || !j["mode"].is_string() || !j.contains("dirs") ||
@@ -50,6 +51,24 @@ Result<Lifecycle> parse_lifecycle(std::string_view name) {
     return fail(make_error(Code::bad_input, "sandbox state: unknown state \"" + std::string(name) + "\""));
 }
 
+json Standby::to_record() const { return {{"pid", pid}, {"pid_start", pid_start}, {"upper", upper}, {"work", work}}; }
+
+Standby Standby::of(const json& state) {
+    Standby s;
+    if (!state.is_object() || !state.contains("standby") || !state["standby"].is_object()) return s;
+    const json& r = state["standby"];
+    auto number = [&](const char* key) { return r.contains(key) && r[key].is_number_integer(); };
+    auto text = [&](const char* key) { return r.contains(key) && r[key].is_string() ? r[key].get<std::string>() : ""; };
+    s.pid = number("pid") ? r["pid"].get<int>() : 0;
+    s.pid_start = number("pid_start") ? r["pid_start"].get<unsigned long long>() : 0;
+    s.upper = text("upper");
+    s.work = text("work");
+    if (s.upper.empty() || s.work.empty()) s.pid = 0;
+    return s;
+}
+
+bool Standby::alive() const { return pid > 0 && proc::process_alive(pid, pid_start); }
+
 json State::to_record() const {
     json j = extra;
     j["type"] = "sandbox";
@@ -59,30 +78,36 @@ json State::to_record() const {
     j["pid"] = pid;
     j["pid_start"] = pid_start;
     if (cgroup) j["cgroup"] = {{"mode", cgroup->mode}, {"dirs", cgroup->dirs}};
+    if (standby.pid > 0 || !standby.upper.empty()) j["standby"] = standby.to_record();
+    if (resets > 0) j["resets"] = resets;
+    if (!reset_at.empty()) j["reset"] = reset_at;
     return j;
 }
 
 Result<State> State::from_record(const json& j) {
     if (!j.is_object()) return fail(make_error(Code::bad_input, "sandbox state is not an object"));
     State s;
-    if (!j.contains("id") || !j["id"].is_string()) return fail(make_error(Code::bad_input, "sandbox state: no \"id\""));
+    if (!j.contains("id") || !j["id"].is_string()) return fail(make_error(Code::bad_input, "sandbox state: no \"id\"").in_field("id"));
     s.id = j["id"].get<std::string>();
     if (!j.contains("state") || !j["state"].is_string())
-        return fail(make_error(Code::bad_input, "sandbox state: no \"state\"", s.id));
+        return fail(make_error(Code::bad_input, "sandbox state: no \"state\"", s.id).in_field("state"));
     auto life = parse_lifecycle(j["state"].get<std::string>());
-    if (!life) return fail(std::move(life.error()).context(s.id));
+    if (!life) return fail(std::move(life.error()).context(s.id).in_field("state"));
     s.lifecycle = *life;
     if (j.contains("pid") && !j["pid"].is_number_integer())
-        return fail(make_error(Code::bad_input, "sandbox state: \"pid\" is not a number", s.id));
+        return fail(make_error(Code::bad_input, "sandbox state: \"pid\" is not a number", s.id).in_field("pid"));
     if (j.contains("pid_start") && !j["pid_start"].is_number_integer())
-        return fail(make_error(Code::bad_input, "sandbox state: \"pid_start\" is not a number", s.id));
+        return fail(make_error(Code::bad_input, "sandbox state: \"pid_start\" is not a number", s.id).in_field("pid_start"));
     s.pid = j.value("pid", 0);
     s.pid_start = j.value("pid_start", 0ULL);
     if (j.contains("cgroup")) {
         auto cg = cgroup_from_record(j["cgroup"]);
-        if (!cg) return fail(std::move(cg.error()).context(s.id));
+        if (!cg) return fail(std::move(cg.error()).context(s.id).in_field("cgroup"));
         s.cgroup = std::move(*cg);
     }
+    s.standby = Standby::of(j);
+    if (j.contains("resets") && j["resets"].is_number_integer()) s.resets = j["resets"].get<int>();
+    if (j.contains("reset") && j["reset"].is_string()) s.reset_at = j["reset"].get<std::string>();
     for (auto& [key, value] : j.items())
         if (std::find(kTyped.begin(), kTyped.end(), key) == kTyped.end()) s.extra[key] = value;
     return s;
@@ -102,6 +127,25 @@ std::vector<std::string> State::layer_digests() const {
     for (auto& l : r->value("layers", json::array()))
         if (l.is_object() && l.contains("digest") && l["digest"].is_string()) out.push_back(l["digest"].get<std::string>());
     return out;
+}
+
+Result<mount::Rootfs> State::rootfs() const { return mount::Rootfs::from_record(extra.value("rootfs", json::object())); }
+
+std::string State::upper() const {
+    auto r = extra.find("rootfs");
+    return r != extra.end() && r->is_object() ? r->value("upper", "") : "";
+}
+
+std::string State::work() const {
+    auto r = extra.find("rootfs");
+    return r != extra.end() && r->is_object() ? r->value("work", "") : "";
+}
+
+void State::set_upper(const std::string& upper, const std::string& work) {
+    json& rootfs = extra["rootfs"];
+    if (!rootfs.is_object()) rootfs = json::object();
+    rootfs["upper"] = upper;
+    rootfs["work"] = work;
 }
 
 namespace {
@@ -160,7 +204,7 @@ std::vector<std::string> list_ids(const Paths& paths) {
     return ids ? *ids : std::vector<std::string>{};
 }
 
-bool init_alive(const State& state) { return state.pid > 0 && mount::process_alive(state.pid, state.pid_start); }
+bool init_alive(const State& state) { return state.pid > 0 && proc::process_alive(state.pid, state.pid_start); }
 
 json public_record(const State& state) { return state.to_record(); }
 

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dsec/cgroup/cgroup.h"
+#include "dsec/mount/rootfs.h"
 #include "dsec/sys/paths.h"
 #include "dsec/sys/error.h"
 #include "dsec/sys/fs.h"
@@ -57,6 +58,21 @@ struct SavedCgroup {
     std::vector<std::string> dirs;
 };
 
+/// A standby init (sandbox/standby.h), made ahead so that a reset only has to swap to
+/// it: its pid and start time, and the upper and work it runs over. pid 0: none.
+struct Standby {
+    int pid = 0;
+    unsigned long long pid_start = 0;
+    std::string upper, work;
+
+    /// {"pid","pid_start","upper","work"}
+    json to_record() const;
+    /// Reads a state record's "standby"; a missing or malformed one gives pid 0.
+    static Standby of(const json& state);
+    /// True when its init still runs (not a zombie, not a reused pid).
+    bool alive() const;
+};
+
 /// A sandbox's state file, typed. The fields below are the ones every door into a
 /// sandbox reads; `extra` holds the record's other fields as written (the rootfs record,
 /// limits, labels, security, egress, guard, env, ... which their areas read, and any a
@@ -68,9 +84,13 @@ struct State {
     int pid = 0;                          // the init, 0 before it runs
     unsigned long long pid_start = 0;     // its start time (tells a reused pid)
     std::optional<SavedCgroup> cgroup;    // absent in a state written before the init ran
+    Standby standby;                      // the next init a reset swaps to; pid 0: none
+    int resets = 0;                       // how many resets it had
+    std::string reset_at;                 // when the last was (RFC 3339), "" before any
     json extra = json::object();
 
-    /// {"type":"sandbox","v":1,"id","state","pid","pid_start",["cgroup"],...extra}.
+    /// {"type":"sandbox","v":1,"id","state","pid","pid_start",["cgroup"],["standby"],
+    /// ["resets","reset"],...extra}.
     json to_record() const;
     /// Parses a state record. Errors: bad_input naming the missing or malformed field
     /// (an unknown lifecycle among them).
@@ -79,6 +99,14 @@ struct State {
     /// The rootfs record's id ("" when absent) and its layers' digests.
     std::string rootfs_id() const;
     std::vector<std::string> layer_digests() const;
+    /// The rootfs record, typed. Errors: bad_input (mount::Rootfs::from_record's).
+    Result<mount::Rootfs> rootfs() const;
+    /// The upper and work directories the init runs over (the rootfs record's; "" when
+    /// absent).
+    std::string upper() const;
+    std::string work() const;
+    /// Points the rootfs at another upper and work (a reset's swap to a new init).
+    void set_upper(const std::string& upper, const std::string& work);
 };
 
 /// Sandbox `id`'s state. Errors: not_found (no such sandbox), bad_input (unparsable, or

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <utility>
 
-#include "dsec/mount/usage.h"
+#include "dsec/sys/process.h"
 
 namespace dsec::snapshot {
 
@@ -43,7 +43,7 @@ Result<Freeze> Freeze::start(const sandbox::Paths& paths, sandbox::State& state,
     Fd read_end(pipe[0]);
     f.watchdog_.reset(pipe[1]);
     f.active_ = true;
-    state.extra[kMark] = {{"pid", ::getpid()}, {"pid_start", mount::process_start(::getpid())}};
+    state.extra[kMark] = {{"pid", ::getpid()}, {"pid_start", proc::process_start(::getpid())}};
     if (auto r = sandbox::save(paths, state); !r) return fail(r.error());
     pid_t pid = ::fork();
     if (pid < 0) return fail(sys_error("fork", "watchdog"));
@@ -87,7 +87,7 @@ Status Freeze::end() {
 Result<bool> thaw_abandoned(const sandbox::Paths& paths, sandbox::State& state, const cgroup::Cgroup& cg) {
     auto mark = state.extra.find(kMark);
     if (mark == state.extra.end()) return false;
-    if (mark->is_object() && mount::process_alive(mark->value("pid", 0), mark->value("pid_start", 0ULL))) return false;
+    if (mark->is_object() && proc::process_alive(mark->value("pid", 0), mark->value("pid_start", 0ULL))) return false;
     if (auto r = cg.thaw(); !r) return fail(r.error());
     state.extra.erase(kMark);
     if (auto r = sandbox::save(paths, state); !r) return fail(r.error());

@@ -10,7 +10,7 @@
 #include "dsec/layer/store.h"
 #include "dsec/mount/layers.h"
 #include "dsec/mount/rootfs.h"
-#include "dsec/mount/usage.h"
+#include "dsec/sys/process.h"
 #include "dsec/sandbox/network.h"
 #include "dsec/sandbox/open.h"
 #include "dsec/sandbox/sandbox.h"
@@ -28,36 +28,28 @@ namespace {
 // this kernel a group once killed that way kills every child later cloned into it with
 // CLONE_INTO_CGROUP, the new init included (and it would take the standby too).
 Result<Fd> kill_init(int pid, unsigned long long start) {
-    if (pid <= 0 || !mount::process_alive(pid, start)) return Fd();
+    if (pid <= 0 || !proc::process_alive(pid, start)) return Fd();
     Fd pidfd(int(::syscall(SYS_pidfd_open, pid, 0)));
     // Re-checked once the pidfd pins the process: the pid may have been reused.
-    if (!pidfd || !mount::process_alive(pid, start)) return Fd();
+    if (!pidfd || !proc::process_alive(pid, start)) return Fd();
     if (::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0) < 0)
         return fail(sys_error("pidfd_send_signal", std::to_string(pid)));
     return pidfd;
 }
 
-// Reset and the standby steps edit the state as its record (the standby and the rootfs
-// are fields of it); saved back through the typed State.
-Status save_record(const sandbox::Paths& paths, const json& record) {
-    auto typed = State::from_record(record);
-    if (!typed) return fail(typed.error());
-    return save(paths, *typed);
-}
-
 // The sandbox is left without an init ("dead" in ls), for destroy.
-Error leave_dead(const sandbox::Paths& paths, json& state, Error e) {
-    state["pid"] = 0;
-    state.erase("standby");
-    (void)save_record(paths, state);
+Error leave_dead(const sandbox::Paths& paths, State& state, Error e) {
+    state.pid = 0;
+    state.standby = {};
+    (void)save(paths, state);
     return e;
 }
 
 // Mounts again each layer of the sandbox that is no longer mounted (a `dsec-mount
 // release`, a reboot of the run directory's tmpfs...), from the store, as create --layers
 // does; the new init's clones of them would otherwise be bare directories.
-Status remount_layers(const dsec::Paths& paths, const json& state) {
-    auto rootfs = mount::Rootfs::from_record(state.value("rootfs", json::object()));
+Status remount_layers(const dsec::Paths& paths, const State& state) {
+    auto rootfs = state.rootfs();
     if (!rootfs) return fail(rootfs.error());
     layer::Store store(paths.layers());
     for (auto& l : rootfs->layers) {
@@ -73,7 +65,7 @@ Status remount_layers(const dsec::Paths& paths, const json& state) {
 // A running sandbox's state and cgroup, its lock held.
 struct Held {
     fs::Lock lock;
-    json state;
+    State state;
     cgroup::Cgroup cg;
 };
 
@@ -85,7 +77,7 @@ Result<Held> hold_running(const sandbox::Paths& paths, const std::string& id) {
     if (!opened) return fail(opened.error());
     // A snapshot killed with its watchdog left the sandbox frozen: thawed first.
     (void)thaw_abandoned(paths, opened->state, opened->cg);
-    return Held{std::move(*held), opened->state.to_record(), std::move(opened->cg)};
+    return Held{std::move(*held), std::move(opened->state), std::move(opened->cg)};
 }
 }  // namespace
 
@@ -93,21 +85,21 @@ Result<Reset> reset(const dsec::Paths& store_paths, const std::string& id) {
     sandbox::Paths paths(store_paths);
     auto held = hold_running(paths, id);
     if (!held) return fail(held.error());
-    json& state = held->state;
+    State& state = held->state;
     const cgroup::Cgroup& cg = held->cg;
 
     Reset out;
     // A paused sandbox is thawed first: the new init must run, and SIGKILL lands on thaw.
     if (cg.frozen())
         if (auto r = cg.thaw(); !r) return fail(r.error());
-    Standby next = Standby::of(state);
+    Standby next = state.standby;
     out.from_standby = next.alive();
-    int old_pid = state.value("pid", 0);
-    unsigned long long old_start = state.value("pid_start", 0ULL);
+    int old_pid = state.pid;
+    unsigned long long old_start = state.pid_start;
     if (!out.from_standby) {
         // No standby (or a dead one): the old init goes first (its processes count against
         // the cgroup's limits), then a new one starts beside the dying one.
-        if (next.pid) state.erase("standby");
+        if (next.pid) state.standby = {};
         if (auto r = remount_layers(store_paths, state); !r) return fail(r.error());
         auto killed = kill_init(old_pid, old_start);
         if (!killed) return fail(killed.error());
@@ -129,31 +121,27 @@ Result<Reset> reset(const dsec::Paths& store_paths, const std::string& id) {
     }
     // Its egress moves to the new init (the old link is removed first, which cuts the old
     // sandbox off).
-    if (auto r = relink_egress(paths, id, next.pid, state); !r) {
+    if (auto r = relink_egress(paths, id, next.pid, state.extra); !r) {
         ::kill(next.pid, SIGKILL);
         (void)kill_init(old_pid, old_start);
         return fail(leave_dead(paths, state, std::move(r.error()).context("restoring the network of " + id + " after reset")));
     }
     // One write commits the swap: the new init, and the upper it runs over.
-    json& rootfs = state["rootfs"];
-    out.leftovers = upper_leftovers(rootfs.value("upper", ""), rootfs.value("work", ""));
-    rootfs["upper"] = next.upper;
-    rootfs["work"] = next.work;
-    state.erase("standby");
-    state["pid"] = next.pid;
-    state["pid_start"] = next.pid_start;
-    state["resets"] = state.value("resets", 0) + 1;
-    state["reset"] = now_rfc3339();
-    if (auto r = save_record(paths, state); !r) return fail(r.error());
+    out.leftovers = upper_leftovers(state.upper(), state.work());
+    state.set_upper(next.upper, next.work);
+    state.standby = {};
+    state.pid = next.pid;
+    state.pid_start = next.pid_start;
+    state.resets++;
+    state.reset_at = now_rfc3339();
+    if (auto r = save(paths, state); !r) return fail(r.error());
     // With a standby the old init dies only now: a kill before the write above leaves the
     // sandbox running in it (and a continued standby that the next reset uses), one after
     // it an unnamed init that the next standby's making or gc kills (sandbox/standby.h).
     // (The reset is made either way: an old init that could not be signalled is such an init.)
     if (out.from_standby)
         if (auto killed = kill_init(old_pid, old_start); killed) out.old_init = std::move(*killed);
-    auto typed = State::from_record(state);
-    if (!typed) return fail(typed.error());
-    out.record = public_record(*typed);
+    out.record = public_record(state);
     return out;
 }
 
@@ -161,24 +149,24 @@ Result<json> keep_standby(const dsec::Paths& store_paths, const std::string& id)
     sandbox::Paths paths(store_paths);
     auto held = hold_running(paths, id);
     if (!held) return fail(held.error());
-    Standby ready = Standby::of(held->state);
-    if (ready.alive()) return ready.to_record();
+    State& state = held->state;
+    if (state.standby.alive()) return state.standby.to_record();
     // An init cloned into a frozen cgroup would never report ready.
     if (held->cg.frozen())
         return fail(make_error(Code::busy, "sandbox \"" + id + "\" is paused: no standby made", id));
-    held->state.erase("standby");
+    state.standby = {};
     // What killed resets left (an init the state does not name would otherwise live on);
     // a failure here is gc's to report, not a reason to refuse a standby.
-    (void)sweep_standbys(paths, held->state, held->cg);
-    if (auto r = remount_layers(store_paths, held->state); !r) return fail(r.error());
-    auto made = make_standby(paths, held->state, held->cg);
+    (void)sweep_standbys(paths, state, held->cg);
+    if (auto r = remount_layers(store_paths, state); !r) return fail(r.error());
+    auto made = make_standby(paths, state, held->cg);
     if (!made) return fail(std::move(made.error()).context("making a standby for " + id));
-    held->state["standby"] = made->to_record();
-    if (auto r = save_record(paths, held->state); !r) {
+    state.standby = *made;
+    if (auto r = save(paths, state); !r) {
         ::kill(made->pid, SIGKILL);
         return fail(r.error());
     }
-    return held->state["standby"];
+    return state.standby.to_record();
 }
 
 Status finish(Reset& r) {

@@ -19,7 +19,7 @@ Result<std::vector<std::string>> scrub_paths(const nlohmann::json& policy) {
         const std::string& text = p.get_ref<const std::string&>();
         auto first = text.find_first_not_of('/');
         auto clean = layer::clean_path(first == std::string::npos ? "" : text.substr(first));
-        if (!clean) return fail(make_error(Code::bad_input, "bad \"scrub\" path: " + clean.error().message, p.get<std::string>()));
+        if (!clean) return fail(make_error(Code::bad_input, "bad \"scrub\" path: " + clean.error().detail(), p.get<std::string>()));
         if (clean->empty()) return fail(make_error(Code::bad_input, "\"scrub\" cannot name the root itself"));
         out.push_back(*clean);
     }

@@ -20,7 +20,7 @@ constexpr std::pair<Code, std::string_view> kCodeNames[] = {
     {Code::seccomp, "seccomp"}, {Code::permission, "permission"}, {Code::interrupted, "interrupted"},
     {Code::exists, "exists"}, {Code::exec, "exec"}, {Code::copy_failed, "copy_failed"}, {Code::bpf, "bpf"},
     {Code::aborted, "aborted"}, {Code::no_space, "no_space"}, {Code::read_only, "read_only"},
-    {Code::not_supported, "not_supported"}, {Code::mount_failed, "mount_failed"},
+    {Code::mount_failed, "mount_failed"},
 };
 static_assert(std::size(kCodeNames) == size_t(Code::mount_failed) + 1, "a Code without a name");
 }  // namespace
@@ -38,7 +38,7 @@ std::optional<Code> code_from_name(std::string_view name) {
 }
 
 Error Error::context(std::string what) && {
-    message = message.empty() ? std::move(what) : what + ": " + message;
+    steps.insert(steps.begin(), std::move(what));
     return std::move(*this);
 }
 
@@ -47,10 +47,22 @@ Error Error::about(std::string subject) && {
     return std::move(*this);
 }
 
+Error Error::in_field(std::string name) && {
+    if (field.empty()) field = std::move(name);
+    return std::move(*this);
+}
+
+std::string Error::detail() const {
+    std::string text;
+    for (auto& step : steps) text += (text.empty() ? "" : ": ") + step;
+    if (!message.empty()) text += (text.empty() ? "" : ": ") + message;
+    return text;
+}
+
 std::string Error::describe() const {
     std::string line = op;
     if (!path.empty()) line += (line.empty() ? "" : " ") + path;
-    if (!message.empty()) line += (line.empty() ? "" : ": ") + message;
+    if (std::string text = detail(); !text.empty()) line += (line.empty() ? "" : ": ") + text;
     if (err != 0) line += (line.empty() ? "" : ": ") + std::string(std::strerror(err));
     return line;
 }
@@ -58,6 +70,8 @@ std::string Error::describe() const {
 nlohmann::json Error::to_record() const {
     nlohmann::json r = {{"type", "error"}, {"v", 1}, {"code", code_name(code)}, {"message", describe()}};
     if (!id.empty()) r["id"] = id;
+    if (!steps.empty()) r["context"] = steps;
+    if (!field.empty()) r["field"] = field;
     if (!op.empty()) r["op"] = op;
     if (!path.empty()) r["path"] = path;
     if (err != 0) {
@@ -68,7 +82,8 @@ nlohmann::json Error::to_record() const {
 }
 
 nlohmann::json Error::to_fields() const {
-    return {{"code", code_name(code)}, {"errno", err}, {"op", op}, {"path", path}, {"message", message}, {"id", id}};
+    return {{"code", code_name(code)}, {"errno", err}, {"op", op},         {"path", path},
+            {"message", message},       {"id", id},     {"context", steps}, {"field", field}};
 }
 
 Error Error::from_fields(const nlohmann::json& f) {
@@ -77,6 +92,10 @@ Error Error::from_fields(const nlohmann::json& f) {
     };
     Error e{code_from_name(text("code")).value_or(Code::io), 0, text("op"), text("path"), text("message"), text("id")};
     if (f.is_object() && f.contains("errno") && f["errno"].is_number_integer()) e.err = f["errno"].get<int>();
+    e.field = text("field");
+    if (f.is_object() && f.contains("context") && f["context"].is_array())
+        for (auto& step : f["context"])
+            if (step.is_string()) e.steps.push_back(step.get<std::string>());
     return e;
 }
 

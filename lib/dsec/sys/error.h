@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -43,7 +44,6 @@ enum class Code {
     aborted,
     no_space,
     read_only,
-    not_supported,
     mount_failed,         // the kernel refused a mount (its message kept)
 };
 
@@ -54,7 +54,8 @@ std::optional<Code> code_from_name(std::string_view name);
 
 /// A failure with enough detail for a person and a program: `code` is stable and
 /// machine-readable, `err` is the errno (0 when there is none), `op` the failing
-/// operation, `path` what it acted on.
+/// operation, `path` what it acted on, `message` what went wrong; what the callers were
+/// doing (`steps`) and the input field at fault (`field`) are kept apart from it.
 struct Error {
     Code code = Code::io;
     int err = 0;
@@ -64,18 +65,31 @@ struct Error {
     /// The sandbox, rootfs or layer the failure concerns, when there is one (the record's
     /// "id", so the end of a pipeline can tell which item of a batch failed).
     std::string id;
+    /// What the callers were doing when it failed, outermost first ("building layer",
+    /// "applying the policy"): the record's "context".
+    std::vector<std::string> steps;
+    /// The input field the failure concerns ("limits.pids", a record's "id"), when there
+    /// is one: the record's "field".
+    std::string field;
 
-    /// Prepends a step to the message ("building layer: ..."), returns the error itself.
+    /// Adds a step the caller was taking (it goes before those already there), returns
+    /// the error itself.
     Error context(std::string what) &&;
     /// Names the item the failure concerns, unless one is named already.
     Error about(std::string subject) &&;
-    /// The human line: "op path: message: strerror".
+    /// Names the input field at fault, unless one is named already.
+    Error in_field(std::string name) &&;
+    /// The steps and the message, as people read them: "building layer: bad magic".
+    std::string detail() const;
+    /// The human line: "op path: steps: message: strerror".
     std::string describe() const;
-    /// The `{"type":"error","v":1,...}` record.
+    /// The `{"type":"error","v":1,...}` record: "message" is the human line, and
+    /// "context" (the steps) and "field" are fields of their own when there are any.
     nlohmann::json to_record() const;
-    /// Every field as is ({code, errno, op, path, message, id}), to hand an Error from one
-    /// process to another; from_fields() reads it back (a field missing or of the wrong
-    /// type is left empty; no code at all, or one this build does not know, gives io).
+    /// Every field as is ({code, errno, op, path, message, id, context, field}), to hand
+    /// an Error from one process to another; from_fields() reads it back (a field missing
+    /// or of the wrong type is left empty; no code at all, or one this build does not
+    /// know, gives io).
     nlohmann::json to_fields() const;
     static Error from_fields(const nlohmann::json& fields);
 };

@@ -20,6 +20,18 @@ std::string dirname(const std::string& path) {
     return path.substr(0, slash);
 }
 
+Status write_text(const std::string& path, std::string_view value) {
+    Fd fd(::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC));
+    if (!fd) return fail(sys_error("open", path));
+    // One write: a control file takes its value whole or refuses it (a split write
+    // would be two values).
+    ssize_t n = ::write(fd.get(), value.data(), value.size());
+    if (n < 0) return fail(sys_error("write", path).context("value " + std::string(value)));
+    if (size_t(n) != value.size())
+        return fail(make_error(Code::io, "short write", path).context("value " + std::string(value)));
+    return {};
+}
+
 Status write_all(int fd, std::string_view data, const std::string& what) {
     while (!data.empty()) {
         ssize_t n = ::write(fd, data.data(), data.size());

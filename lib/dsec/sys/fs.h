@@ -19,6 +19,13 @@ Status atomic_write(const std::string& path, std::string_view data, unsigned mod
 /// Reads a whole (small) file. Errors: not_found, io.
 Result<std::string> read_file(const std::string& path);
 
+/// Writes `value` to the existing file `path` with one write(), as a kernel control file
+/// (cgroup, sysfs, /proc/sys) takes it: opened O_WRONLY | O_TRUNC, never created (the
+/// truncation is the shell's `>`: control files ignore it, a plain file needs it).
+/// Errors: the open's (not_found when it is missing) or the write's errno, with the value
+/// in the error's context; a short write is io.
+Status write_text(const std::string& path, std::string_view value);
+
 /// Writes all of `data` to `fd`, retrying short writes and EINTR.
 Status write_all(int fd, std::string_view data, const std::string& what = {});
 
