@@ -148,7 +148,8 @@ Result<std::string> compile_seccomp(const Profile& profile) {
 }
 
 Result<std::string> cached_seccomp_filter(const std::string& run_dir, std::string_view profile_json) {
-    return cached_seccomp_filter(run_dir, profile_json, [&]() -> Result<std::string> { return std::string(profile_json); });
+    return cached_seccomp_filter(run_dir, profile_json,
+                                 [&]() -> Result<std::string> { return std::string(profile_json); });
 }
 
 Result<std::string> cached_seccomp_filter(const std::string& run_dir, std::string_view key,
