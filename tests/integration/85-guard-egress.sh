@@ -25,6 +25,9 @@ hostif=$(egress_if egress)
 [ -n "$hostif" ] || fail "no egress in the state: $(dsec-run inspect egress)"
 gw=$(dsec-run inspect egress | jq -r .egress.gateway)
 ip link show "$hostif" > /dev/null || fail "no host interface $hostif"
+# Made with one queue each way (no queue cut after it is registered, see netlink.cc).
+queues=$(ip -d link show "$hostif" | grep -o 'num[rt]xqueues [0-9]*' | tr '\n' ' ')
+[ "$queues" = "numtxqueues 1 numrxqueues 1 " ] || fail "$hostif was made with $queues"
 [ -d "$DSEC_RUN/bpf/egress" ] || fail "no pins"
 nft list table inet "$NET_TABLE" > "$T/table"
 # The run directory's table names no sandbox: every sandbox interface (dsec-n*) and the pool.

@@ -1,9 +1,11 @@
 // Policies: parsing and its errors (each naming the field), the normalised record, the
 // seccomp profile a policy makes of the default one (checked by loading it in a forked
-// child), the order of file rules, and how a policy's limits meet the command line's.
+// child) and its cached filter, the order of file rules, and how a policy's limits meet
+// the command line's.
 #include <doctest/doctest.h>
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +15,7 @@
 
 #include "dsec/guard/files.h"
 #include "dsec/guard/policy.h"
+#include "dsec/guard/policy_filter.h"
 #include "dsec/guard/seccomp.h"
 #include "dsec/ns/confine.h"
 #include "dsec/ns/confinement.h"
@@ -261,4 +264,64 @@ TEST_CASE("policy: create takes a policy whole or refuses it") {
         CHECK(r.error().path == dir + "/bad.json");
         CHECK(r.error().message.starts_with("policy: limits.pids"));
     }
+}
+
+TEST_CASE("policy filter: cached by base and rules, the bytes of the changed profile") {
+    auto run = fs::TempDir::make("/tmp", "dsec-unit-policy-filter.");
+    REQUIRE(run);
+    SyscallRules deny_uring{{}, {"io_uring_setup", "io_uring_enter", "io_uring_register"}};
+    auto first = cached_policy_filter(run->path(), default_seccomp_profile(), deny_uring);
+    REQUIRE(first);
+    CHECK(*read_seccomp_filter(*first) == compiled(deny_uring));
+    struct stat before, after;
+    REQUIRE(::stat(first->c_str(), &before) == 0);
+
+    auto again = cached_policy_filter(run->path(), default_seccomp_profile(), deny_uring);
+    REQUIRE(again);
+    CHECK(*again == *first);
+    REQUIRE(::stat(again->c_str(), &after) == 0);
+    CHECK(after.st_ino == before.st_ino);  // found, not written again
+
+    // Other rules, the same names moved from deny to allow, and the plain default
+    // profile: each its own filter.
+    SyscallRules allow_ptrace{{"ptrace"}, {}};
+    auto other = cached_policy_filter(run->path(), default_seccomp_profile(), allow_ptrace);
+    REQUIRE(other);
+    CHECK(*other != *first);
+    CHECK(*read_seccomp_filter(*other) == compiled(allow_ptrace));
+    SyscallRules moved{{"io_uring_setup", "io_uring_enter", "io_uring_register"}, {}};
+    auto swapped = cached_policy_filter(run->path(), default_seccomp_profile(), moved);
+    REQUIRE(swapped);
+    CHECK(*swapped != *first);
+    auto plain = cached_seccomp_filter(run->path(), default_seccomp_profile());
+    REQUIRE(plain);
+    CHECK(*plain != *first);
+    CHECK(fs::list_dir(run->path() + "/seccomp")->size() == 4);
+
+    // A call no policy may allow is refused, and nothing is cached for it.
+    auto refused = cached_policy_filter(run->path(), default_seccomp_profile(), {{"mount"}, {}});
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().code == Code::bad_input);
+    CHECK(fs::list_dir(run->path() + "/seccomp")->size() == 4);
+}
+
+TEST_CASE("policy filter: the profile is made only when nothing is cached under its key") {
+    auto run = fs::TempDir::make("/tmp", "dsec-unit-policy-filter.");
+    REQUIRE(run);
+    int made = 0;
+    auto make = [&]() -> Result<std::string> {
+        made++;
+        return std::string(default_seccomp_profile());
+    };
+    auto first = cached_seccomp_filter(run->path(), "a key that is no profile", make);
+    REQUIRE(first);
+    auto second = cached_seccomp_filter(run->path(), "a key that is no profile", make);
+    REQUIRE(second);
+    CHECK(*second == *first);
+    CHECK(made == 1);
+    auto failing = cached_seccomp_filter(run->path(), "another key", [] () -> Result<std::string> {
+        return fail(make_error(Code::bad_input, "no profile"));
+    });
+    REQUIRE_FALSE(failing);
+    CHECK(failing.error().message == "no profile");
 }

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <linux/mount.h>
+#include <linux/openat2.h>
 #include <sched.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -47,11 +48,41 @@ void attach_clone(int dirfd, const char* what, const struct mount_attr* attr, co
     attach(fd, path, report_fd);
 }
 
-// The covers of the hidden paths, cloned on the host: for the i-th hidden path, dirs[i]
-// and files[i] (the child attaches the one that fits and leaves the other).
-struct Covers {
-    std::vector<Fd> dirs, files;
+// The cover of each hidden path, cloned on the host: an empty directory or file as the
+// path is one, none where it does not exist.
+struct Cover {
+    Fd tree;
+    bool dir = false;
 };
+using Covers = std::vector<Cover>;
+
+// One cover per hidden path, of the kind the sandbox sees there, looked up from the host
+// through the init's root (symlinks resolved inside it, as the helper's statx does). Only
+// what will be attached is cloned: a clone closed unattached is unmounted, and that waits
+// for an expedited RCU grace period (0.1 ms on idle CPUs, up to 20 ms on busy ones).
+Result<Covers> clone_covers(int init_pid, unsigned long long init_start, const std::vector<std::string>& hidden,
+                            const std::string& run_dir) {
+    Covers covers(hidden.size());
+    if (hidden.empty()) return covers;
+    auto host = open_covers(run_dir);
+    if (!host) return fail(host.error());
+    auto root = open_init_root(init_pid, init_start);
+    if (!root) return fail(root.error());
+    for (size_t i = 0; i < hidden.size(); i++) {
+        struct open_how how = {};
+        how.flags = O_PATH | O_CLOEXEC;
+        how.resolve = RESOLVE_IN_ROOT;
+        Fd path(int(::syscall(SYS_openat2, root->get(), hidden[i].c_str(), &how, sizeof how)));
+        if (!path && errno == ENOENT) continue;
+        struct stat st;
+        if (!path || ::fstat(path.get(), &st) < 0) return fail(sys_error("openat2", hidden[i]));
+        covers[i].dir = S_ISDIR(st.st_mode);
+        auto c = clone_cover(host->get(), covers[i].dir);
+        if (!c) return fail(c.error());
+        covers[i].tree = std::move(*c);
+    }
+    return covers;
+}
 
 // A hidden file that has a hard link the policy does not hide would still show through
 // that link: refused, unless every link is hidden too (counted by device and inode).
@@ -94,8 +125,13 @@ void check_links(const std::vector<std::pair<FileStep, std::string>>& plan, std:
             die(report_fd, "statx", p);
         }
         if (step == FileStep::hide) {
-            const auto& pick = S_ISDIR(stx.stx_mode) ? covers.dirs : covers.files;
-            attach(pick[hidden++].get(), p, report_fd);
+            // Looked up from the host a moment before, with nothing run inside since.
+            const Cover& cover = covers[hidden++];
+            if (!cover.tree || cover.dir != S_ISDIR(stx.stx_mode)) {
+                errno = ESTALE;
+                die(report_fd, "hidden path changed since the host looked it up", p);
+            }
+            attach(cover.tree.get(), p, report_fd);
             continue;
         }
         struct mount_attr attr = {};
@@ -148,20 +184,11 @@ Status apply_file_rules(int init_pid, unsigned long long init_start, const FileR
                         const std::string& run_dir) {
     if (rules.empty()) return {};
     auto plan = file_plan(rules);
-    Covers covers;
-    if (!rules.hidden.empty()) {
-        auto host = open_covers(run_dir);
-        if (!host) return fail(host.error());
-        for (size_t i = 0; i < rules.hidden.size(); i++)
-            for (auto* list : {&covers.dirs, &covers.files}) {
-                auto c = clone_cover(host->get(), list == &covers.dirs);
-                if (!c) return fail(c.error());
-                list->push_back(std::move(*c));
-            }
-    }
+    auto covers = clone_covers(init_pid, init_start, rules.hidden, run_dir);
+    if (!covers) return fail(covers.error());
     // Written by the helper, which shares our memory: no allocation after the clone.
     std::vector<struct statx> seen(rules.hidden.size());
-    Work work{&plan, &covers, &seen};
+    Work work{&plan, &*covers, &seen};
     return in_mount_namespace(init_pid, init_start, apply_work, &work, "applying the policy's file rules");
 }
 

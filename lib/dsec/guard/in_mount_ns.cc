@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <string>
 
 #include "dsec/sys/process.h"
 #include "dsec/ns/confine.h"
@@ -56,6 +57,16 @@ Status in_mount_namespace(int init_pid, unsigned long long init_start, MountNsWo
     }
     if (!reported) return fail(reported.error());
     return {};
+}
+
+Result<Fd> open_init_root(int init_pid, unsigned long long init_start) {
+    std::string path = "/proc/" + std::to_string(init_pid) + "/root";
+    Fd root(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    // Checked after the open: the root is that of the init, not of a process that took
+    // its pid since.
+    if (!root || !mount::process_alive(init_pid, init_start))
+        return fail(make_error(Code::not_running, "the sandbox's init process is gone"));
+    return root;
 }
 
 }  // namespace dsec::guard

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "dsec/sys/error.h"
+#include "dsec/sys/fd.h"
 
 namespace dsec::guard {
 
@@ -19,5 +20,10 @@ using MountNsWork = void (*)(void* arg, int report_fd);
 /// mount namespace needs. Errors: not_running, pipe2, mmap, clone, and the helper's
 /// report (`what` names the step).
 Status in_mount_namespace(int init_pid, unsigned long long init_start, MountNsWork work, void* arg, const char* what);
+
+/// An O_PATH descriptor of the root directory of the sandbox whose init is `init_pid`
+/// (started at `init_start`): its view of its files, mounts included, for lookups from
+/// the host (openat2 with RESOLVE_IN_ROOT). Errors: not_running.
+Result<Fd> open_init_root(int init_pid, unsigned long long init_start);
 
 }  // namespace dsec::guard

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "dsec/guard/policy.h"
+#include "dsec/guard/policy_filter.h"
 #include "dsec/guard/policy_parse.h"
 #include "dsec/guard/seccomp.h"
 
@@ -66,6 +67,16 @@ Result<std::string> seccomp_profile_with(std::string_view base_profile, const Sy
     base["rules"] = kept;
     base["about"] = "a base profile changed by a dsec-guard policy";
     return base.dump();
+}
+
+Result<std::string> cached_policy_filter(const std::string& run_dir, std::string_view base_profile,
+                                         const SyscallRules& rules) {
+    // Not a profile's text (those are JSON objects), so no profile shares its digest.
+    std::string key = "a base profile changed by a dsec-guard policy: ";
+    key += json{{"allow", rules.allow}, {"deny", rules.deny}}.dump();
+    key += '\n';
+    key += base_profile;
+    return cached_seccomp_filter(run_dir, key, [&] { return seccomp_profile_with(base_profile, rules); });
 }
 
 Result<json> check_record(const Policy& policy, const std::string& path) {

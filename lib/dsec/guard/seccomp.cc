@@ -116,15 +116,15 @@ Result<std::string> export_bpf(scmp_filter_ctx ctx) {
     return bpf;
 }
 
-std::string filter_digest(std::string_view profile_json) {
+std::string filter_digest(std::string_view key) {
     const scmp_version* v = seccomp_version();
     Sha256 h;
     h.update(kCompilerRevision);
-    std::string key = "\narch " + std::to_string(seccomp_arch_native()) + "\nlibseccomp " +
-                      std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-                      std::to_string(v->micro) + "\n";
+    std::string where = "\narch " + std::to_string(seccomp_arch_native()) + "\nlibseccomp " +
+                        std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+                        std::to_string(v->micro) + "\n";
+    h.update(where);
     h.update(key);
-    h.update(profile_json);
     return h.hex();
 }
 
@@ -148,10 +148,18 @@ Result<std::string> compile_seccomp(const Profile& profile) {
 }
 
 Result<std::string> cached_seccomp_filter(const std::string& run_dir, std::string_view profile_json) {
+    return cached_seccomp_filter(run_dir, profile_json,
+                                 [&]() -> Result<std::string> { return std::string(profile_json); });
+}
+
+Result<std::string> cached_seccomp_filter(const std::string& run_dir, std::string_view key,
+                                          const std::function<Result<std::string>()>& make_profile) {
     std::string dir = run_dir + "/seccomp";
-    std::string path = dir + "/" + filter_digest(profile_json) + ".bpf";
+    std::string path = dir + "/" + filter_digest(key) + ".bpf";
     if (fs::exists(path)) return path;
-    auto profile = parse_seccomp_profile(profile_json);
+    auto profile_json = make_profile();
+    if (!profile_json) return fail(profile_json.error());
+    auto profile = parse_seccomp_profile(*profile_json);
     if (!profile) return fail(profile.error());
     auto bpf = compile_seccomp(*profile);
     if (!bpf) return fail(bpf.error());

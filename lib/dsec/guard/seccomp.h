@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -84,6 +85,13 @@ Result<std::string> compile_seccomp(const Profile& profile);
 /// the directory made with mode 0700) only when it is absent; concurrent callers are
 /// safe. Errors: those of parse_seccomp_profile and compile_seccomp, and io errors.
 Result<std::string> cached_seccomp_filter(const std::string& run_dir, std::string_view profile_json);
+
+/// As above, for a profile that `make_profile` makes, called only when no filter is
+/// cached under `key` (the digest covers `key` in place of the profile text): `key` must
+/// name everything the profile is made of, and differ from any profile's own text.
+/// Errors: those of make_profile, and as above.
+Result<std::string> cached_seccomp_filter(const std::string& run_dir, std::string_view key,
+                                          const std::function<Result<std::string>()>& make_profile);
 
 /// Reads a compiled filter. Errors: those of reading the file, and "corrupt" when its
 /// size is zero, not a multiple of sizeof(struct sock_filter) or above BPF_MAXINSNS

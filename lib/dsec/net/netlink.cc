@@ -149,6 +149,11 @@ Status Rtnl::add_veth(const std::string& name, const std::string& peer, int peer
     Msg m = request(RTM_NEWLINK, NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL);
     m.put(ifinfomsg{});
     m.attr(IFLA_IFNAME, name);
+    // One queue each way, from the start: a veth made with one per CPU is cut down to one
+    // after it is registered, and each cut waits for an expedited RCU grace period
+    // (netif_set_real_num_tx_queues -> synchronize_net) under the rtnl lock.
+    m.attr32(IFLA_NUM_TX_QUEUES, 1);
+    m.attr32(IFLA_NUM_RX_QUEUES, 1);
     size_t info = m.nest(IFLA_LINKINFO);
     m.attr(IFLA_INFO_KIND, std::string("veth"));
     size_t data = m.nest(IFLA_INFO_DATA);
@@ -156,6 +161,8 @@ Status Rtnl::add_veth(const std::string& name, const std::string& peer, int peer
     m.put(ifinfomsg{});
     m.attr(IFLA_IFNAME, peer);
     m.attr32(IFLA_NET_NS_FD, uint32_t(peer_netns_fd));
+    m.attr32(IFLA_NUM_TX_QUEUES, 1);
+    m.attr32(IFLA_NUM_RX_QUEUES, 1);
     m.end(p);
     m.end(data);
     m.end(info);

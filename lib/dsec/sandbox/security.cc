@@ -4,6 +4,7 @@
 
 #include <cerrno>
 
+#include "dsec/guard/policy_filter.h"
 #include "dsec/guard/seccomp.h"
 
 namespace dsec::sandbox {
@@ -64,12 +65,8 @@ Status install_seccomp(const Paths& paths, const std::string& id, const std::str
         if (!t) return fail(std::move(t.error()).context("reading the seccomp profile"));
         text = std::move(*t);
     }
-    if (rules && !rules->empty()) {
-        auto changed = guard::seccomp_profile_with(text, *rules);
-        if (!changed) return fail(changed.error());
-        text = std::move(*changed);
-    }
-    auto cached = guard::cached_seccomp_filter(paths.run, text);
+    auto cached = rules && !rules->empty() ? guard::cached_policy_filter(paths.run, text, *rules)
+                                           : guard::cached_seccomp_filter(paths.run, text);
     if (!cached) return fail(cached.error());
     if (cached->empty()) return {};
     // A link, not a copy: the cached program never changes, and the sandbox keeps its own

@@ -1,0 +1,54 @@
+#!/bin/bash
+# Hidden paths are looked up in the sandbox's own root, as the sandbox sees them, to pick
+# each one's cover (an empty directory or an empty file) before it is attached: a path
+# that is a directory in the image and a file on the host (/etc/os-release), a file in
+# the image and a directory on the host (/srv), an absolute symlink that leads to the
+# image's file (resolved inside the sandbox, not on the host, where it would lead to a
+# directory), and a path the image lacks but the host has (nothing to hide). Each kind
+# is hidden for root inside, on every exec and after a reset; the same layer without
+# the policy shows every secret, so each check could fail.
+. "$(dirname "$0")/lib.sh"
+
+secret=HIDDEN-$RANDOM$RANDOM
+[ -f /etc/os-release ] && [ -d /srv ] && [ -e /etc/hostname ] || skip "the host lacks /etc/os-release, /srv or /etc/hostname"
+make_busybox_tree "$T/task"
+mkdir -p "$T/task/etc/os-release"
+echo "$secret" > "$T/task/etc/os-release/inside"
+echo "$secret" > "$T/task/srv"
+ln -s /srv "$T/task/etc/alias"
+rm -f "$T/task/etc/hostname"
+dsec-layer build "$T/task" --name task > /dev/null
+
+cat > "$T/policy.json" <<'JSON'
+{"files": {"hidden": ["/etc/os-release", "/srv", "/etc/alias", "/etc/hostname"]}}
+JSON
+dsec-run create --layers task --id open > /dev/null
+on_exit "dsec-run destroy --force open > /dev/null"
+dsec-run create --layers task --id guarded --policy "$T/policy.json" > /dev/null || fail "create with the policy"
+on_exit "dsec-run destroy --force guarded > /dev/null"
+
+# Without the policy every secret shows: the checks below can fail.
+[ "$(dsec-run exec open -- cat /etc/os-release/inside)" = "$secret" ] || fail "the open sandbox lacks the directory"
+[ "$(dsec-run exec open -- cat /srv)" = "$secret" ] || fail "the open sandbox lacks the file"
+[ "$(dsec-run exec open -- cat /etc/alias)" = "$secret" ] || fail "the open sandbox's symlink does not lead to the file"
+
+check_hidden() {
+    local when=$1
+    [ "$(dsec-run exec guarded -- stat -c %F /etc/os-release)" = directory ] || fail "$when: /etc/os-release is not a directory"
+    [ -z "$(dsec-run exec guarded -- ls -A /etc/os-release)" ] || fail "$when: the hidden directory shows entries"
+    [ "$(dsec-run exec guarded -- stat -c %F /srv)" = "regular empty file" ] || fail "$when: /srv is not an empty file"
+    local out
+    for path in /etc/os-release/inside /srv /etc/alias; do
+        out=$(dsec-run exec guarded -- cat "$path" 2>&1 || true)
+        case $out in *"$secret"*) fail "$when: $path shows the secret" ;; esac
+    done
+    # Covers are the host's cover tmpfs (one superblock per host).
+    [ "$(dsec-run exec guarded -- stat -c %d /srv)" = "$(stat -c %d "$DSEC_RUN/guard")" ] || fail "$when: /srv has no cover"
+    dsec-run exec guarded -- test -e /etc/hostname && fail "$when: a path the image lacks appeared"
+    return 0
+}
+check_hidden "after create"
+dsec-run reset guarded > /dev/null || fail "reset"
+check_hidden "after a reset"
+dsec-run destroy guarded > /dev/null
+echo ok
