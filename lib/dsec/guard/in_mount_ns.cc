@@ -64,7 +64,7 @@ Result<Fd> open_init_root(int init_pid, unsigned long long init_start) {
     Fd root(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     // Checked after the open: the root is that of the init, not of a process that took
     // its pid since.
-    if (!root || !mount::process_alive(init_pid, init_start))
+    if (!root || !proc::process_alive(init_pid, init_start))
         return fail(make_error(Code::not_running, "the sandbox's init process is gone"));
     return root;
 }
