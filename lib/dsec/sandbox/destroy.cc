@@ -9,6 +9,7 @@
 #include "dsec/sandbox/log.h"
 #include "dsec/sandbox/network.h"
 #include "dsec/sandbox/sandbox.h"
+#include "dsec/sandbox/shared_memory.h"
 
 namespace dsec::sandbox {
 
@@ -35,9 +36,10 @@ bool anything_left(const Paths& paths, const std::string& id, const cgroup::Cgro
 
 Result<json> destroy(const Paths& paths, const std::string& id, Missing missing, const std::string& keep_log_dir) {
     if (auto r = check_id(id); !r) return fail(r.error());
-    auto layout = cgroup::detect();
-    if (!layout) return fail(layout.error());
-    cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
+    // In the memcg mode the state names (own when it cannot be read).
+    auto found = cgroup_of(paths, id);
+    if (!found) return fail(found.error());
+    const cgroup::Cgroup& cg = *found;
     if (!anything_left(paths, id, cg)) {
         if (missing == Missing::error)
             return fail(make_error(Code::not_found, "no sandbox \"" + id + "\" (unknown or destroyed)", id));
@@ -74,6 +76,8 @@ Result<json> destroy(const Paths& paths, const std::string& id, Missing missing,
     if (!rootfs_id.empty() && rootfs_id != id && check_id(rootfs_id))
         if (auto r = fs::remove_tree(paths.data_dir(rootfs_id)); !r) return fail(r.error());
     if (auto r = fs::remove_tree(paths.state_dir(id)); !r) return fail(r.error());
+    // The last sandbox out of the run directory's shared memory group removes it.
+    if (cg.memcg() == cgroup::Memcg::shared) (void)remove_shared_memory_if_unused(paths);
     return json{{"type", "sandbox"}, {"v", 1}, {"id", id}, {"state", "destroyed"}};
 }
 
