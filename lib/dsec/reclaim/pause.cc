@@ -8,8 +8,8 @@
 
 #include <cerrno>
 #include <chrono>
-#include <sstream>
 #include <optional>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -104,14 +104,15 @@ Status pause_idle(const dsec::Paths& p, const IdleOptions& o, const Report& repo
         if (!state || live_state(p, id, *state) != "running") continue;
         int64_t idle = now - std::max(state->extra.value("created_unix", now), sandbox::last_use_unix(paths, id));
         if (idle < o.after_s) continue;
-        auto cpu = cgroup::Cgroup(*layout, parent, id).cpu_usage_ns();
-        if (cpu) candidates.push_back({id, *cpu, idle, sandbox::memcg_of(*state)});
+        cgroup::Memcg memcg = sandbox::memcg_of(*state);
+        auto cpu = cgroup::Cgroup(*layout, parent, id, memcg).cpu_usage_ns();
+        if (cpu) candidates.push_back({id, *cpu, idle, memcg});
     }
     if (!candidates.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(o.sample_ms));
     // Every second reading before any pause: pausing takes time, which must not count as
     // the sample of the ones after.
     std::erase_if(candidates, [&](const Candidate& c) {
-        auto cpu = cgroup::Cgroup(*layout, parent, c.id).cpu_usage_ns();
+        auto cpu = cgroup::Cgroup(*layout, parent, c.id, c.memcg).cpu_usage_ns();
         return !cpu || *cpu < c.cpu_ns || !cpu_flat(*cpu - c.cpu_ns, o.sample_ms, o.flat_cpu);
     });
     for (auto& c : candidates) {
