@@ -81,6 +81,12 @@ dsec-reclaim status | jq -se 'map(select(.id == "a"))[0] | .state == "paused" an
     || fail "status of a paused shared sandbox: $(dsec-reclaim status | jq -c 'select(.id == "a")')"
 dsec-run exec a -- sh -c 'ps | grep -q "[h]older"' || fail "a did not resume with its holder"
 
+# A fork of a shared sandbox joins the shared group too.
+f=$(dsec-run fork a | jq -r .id)
+dsec-run inspect "$f" | jq -e '.memcg == "shared"' > /dev/null || fail "the fork of a shared sandbox is not shared"
+procs_of | grep -qx "$(dsec-run inspect "$f" | jq -r .pid)" || fail "the fork's init is not in the shared memory group"
+dsec-run destroy "$f" > /dev/null
+
 # The last sandbox out removes the shared group; an own sandbox does not keep it.
 dsec-run destroy a > /dev/null
 [ -d "$shared" ] || fail "destroying a removed the group b is in"

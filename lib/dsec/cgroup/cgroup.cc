@@ -88,8 +88,8 @@ std::vector<std::string> Cgroup::procs_files() const {
 Status Cgroup::create(const Limits& limits) {
     if (!placed_) return placed_;
     if (memcg_ == Memcg::shared && limits.memory)
-        return fail(make_error(Code::usage, "--memory needs the sandbox's own memory cgroup (--memcg own): a shared one "
-                                            "has no per-sandbox limit"));
+        return fail(make_error(Code::usage, "a memory limit (--memory, or a policy's) needs the sandbox's own memory "
+                                            "cgroup (--memcg own): a shared one has no per-sandbox limit"));
     if (layout_.mode == Mode::v2) {
         // Controllers must be enabled from the root down to dsec/ for dsec/<id> to have them.
         (void)fs::mkdir_p(layout_.unified + "/" + parent_);
