@@ -24,6 +24,7 @@ complete -c dsec-bench -n "__fish_seen_subcommand_from create reclaim" -s P -l p
 complete -c dsec-bench -n "__fish_seen_subcommand_from exec density reclaim" -l count -r -d 'sandboxes'
 complete -c dsec-bench -n "__fish_seen_subcommand_from density" -l memory-budget -r -d 'stop once MemAvailable fell by this much'
 complete -c dsec-bench -n "__fish_seen_subcommand_from density" -l raise-limits -d 'raise pid_max, file-max, ... and restore'
+complete -c dsec-bench -n "__fish_seen_subcommand_from density" -l memcg -x -a 'own shared' -d 'memory cgroup of each sandbox'
 complete -c dsec-bench -n "__fish_seen_subcommand_from image" -l files -r -d 'files each sandbox reads'
 complete -c dsec-bench -n "__fish_seen_subcommand_from reclaim" -l touch -r -d 'memory each sandbox touches'
 complete -c dsec-bench -n "__fish_seen_subcommand_from reclaim" -l fill -r -a 'text random' -d "what the sandbox's own half holds"

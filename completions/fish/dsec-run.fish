@@ -25,6 +25,7 @@ complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a reset -d 'put
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l id -r
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l hostname -r
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l memory -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l memcg -x -a 'own shared' -d 'memory cgroup: own or shared'
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l cpus -r
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l pids -r
 complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l disk -r

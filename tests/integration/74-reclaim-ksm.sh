@@ -15,13 +15,7 @@ on_exit "echo $scan0 > $ksm/pages_to_scan; echo $sleep0 > $ksm/sleep_millisecs; 
 
 make_busybox_tree "$T/tree"
 # 24 MB of one 16-byte pattern in a shell variable: every page alike, in both sandboxes.
-cat > "$T/tree/holder" << 'EOS'
-#!/bin/sh
-x=$(yes 0123456789abcdef | head -c 24000000)
-touch /tmp/ready
-while sleep 1; do :; done
-EOS
-chmod +x "$T/tree/holder"
+make_holder "$T/tree"
 dsec-layer build "$T/tree" --name base > /dev/null
 for s in k1 k2; do
     dsec-run create --layers base --id $s > /dev/null

@@ -61,6 +61,18 @@ expect_exit() {
     [ "$got" = "$want" ] || fail "expected exit $want, got $got: $*"
 }
 
+# Puts /holder in the tree at $1: it holds 24 MB of one 16-byte pattern (every page alike)
+# in a shell variable, touches /tmp/ready, and sleeps until killed.
+make_holder() {
+    cat > "$1/holder" << 'EOS'
+#!/bin/sh
+x=$(yes 0123456789abcdef | head -c 24000000)
+touch /tmp/ready
+while sleep 1; do :; done
+EOS
+    chmod +x "$1/holder"
+}
+
 # Makes a small busybox tree at $1 (the demo's base system).
 make_busybox_tree() {
     local dir=$1

@@ -32,6 +32,27 @@ TEST_CASE("density: memory per sandbox and the budget") {
     CHECK_FALSE(bench::over_budget(now, before, 1));  // memory came back
 }
 
+TEST_CASE("density: slab growth per sandbox and the marginal cost between samples") {
+    bench::HostMemory before{.available = 100000, .committed = 0, .slab = 1000, .sunreclaim = 500};
+    bench::HostMemory at10{.available = 90000, .committed = 0, .slab = 6000, .sunreclaim = 2500};
+    bench::HostMemory at20{.available = 70000, .committed = 0, .slab = 16000, .sunreclaim = 4500};
+    auto first = bench::memory_sample(10, before, &at10, 0, 0, 0);
+    CHECK(first.slab == 500);
+    CHECK(first.sunreclaim == 200);
+    // No sample before: the marginal cost is the average from the start.
+    CHECK(first.marginal_available == 1000);
+    CHECK(first.marginal_slab == 500);
+    auto second = bench::memory_sample(20, before, &at20, 0, 0, 0, &first);
+    CHECK(second.available == 1500);  // the average
+    CHECK(second.marginal_available == 2000);  // the ten added since cost more
+    CHECK(second.marginal_slab == 1000);
+    CHECK(second.to_json()["marginal_slab"] == 1000);
+    // An unread previous sample: measured from the start again.
+    bench::MemorySample unread;
+    unread.alive = 10;
+    CHECK(bench::memory_sample(20, before, &at20, 0, 0, 0, &unread).marginal_available == 1500);
+}
+
 TEST_CASE("density: first and last ten creates, and their ratio") {
     std::vector<double> ms;
     for (int i = 0; i < 30; i++) ms.push_back(i < 10 ? 2.0 : i >= 20 ? 6.0 : 4.0);

@@ -31,6 +31,7 @@ struct Options {
     std::string plot;
     std::string tree;
     std::string memory_budget;
+    std::string memcg = "own";  // dsec-run create --memcg
     size_t files = 0;
     bool raise_limits = false;
     bool use_state = false;
@@ -98,8 +99,8 @@ struct DsecTools {
 /// What a dsec sandbox is made of, for the "baselines"/"does" entries.
 json dsec_does(const std::string& how);
 
-/// `dsec-run create --layers LAYER`: one sandbox; returns its record (with "ms").
-Result<json> create_sandbox(const DsecTools& t, const std::string& layer);
+/// `dsec-run create --layers LAYER [options]`: one sandbox; returns its record (with "ms").
+Result<json> create_sandbox(const DsecTools& t, const std::string& layer, const std::vector<std::string>& options = {});
 /// `dsec-run destroy -P N ID...`.
 Status destroy_sandboxes(const DsecTools& t, const std::vector<std::string>& ids, size_t parallel = 2);
 

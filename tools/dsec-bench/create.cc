@@ -123,41 +123,50 @@ Status run_create(Context& ctx) {
     return jsonl::emit(rec);
 }
 
-// The memory sample now: the host's accounts, and the inits' cgroups and Pss.
-bench::MemorySample sample_memory(const bench::HostMemory& before, const Sandboxes& boxes) {
-    double cg = 0, pss = 0;
-    for (int pid : boxes.pids) {
-        if (auto c = bench::cgroup_memory_of(pid)) cg += double(*c);
+// The memory sample now: the host's accounts, the inits' memory cgroups (a shared one
+// once) and Pss, and the change since the previous sample.
+bench::MemorySample sample_memory(const bench::HostMemory& before, const Sandboxes& boxes,
+                                  const std::vector<bench::MemorySample>& earlier) {
+    double pss = 0;
+    for (int pid : boxes.pids)
         if (auto p = bench::process_pss(pid)) pss += double(*p);
-    }
+    double cg = double(bench::cgroup_memory_of(boxes.pids));
     auto now = bench::host_memory();
-    return bench::memory_sample(boxes.ids.size(), before, now ? &*now : nullptr, cg, pss, boxes.pids.size());
+    return bench::memory_sample(boxes.ids.size(), before, now ? &*now : nullptr, cg, pss, boxes.pids.size(),
+                                earlier.empty() ? nullptr : &earlier.back());
 }
 
 Status plot_density(const Context& ctx, const std::vector<std::pair<double, double>>& latency,
                     const std::vector<bench::MemorySample>& mem) {
     bench::Panel lat{"create latency against sandboxes alive", "sandboxes alive", "dsec-run create (ms)", false, true,
                      {{"create", latency}}};
-    bench::Panel m{"host memory per idle sandbox", "sandboxes alive", "KiB per sandbox", false, true, {}};
-    auto series = [&](const char* title, double bench::MemorySample::*field) {
+    bench::Panel m{"host memory per idle sandbox (" + ctx.opt.memcg + " memcg)", "sandboxes alive", "KiB per sandbox",
+                   false, true, {}};
+    bench::Panel marginal{"marginal memory: per sandbox added since the previous sample", "sandboxes alive",
+                          "KiB per sandbox added", false, true, {}};
+    auto series = [&](bench::Panel& panel, const char* title, double bench::MemorySample::*field) {
         bench::Series s{title, {}};
         for (auto& x : mem) s.points.push_back({double(x.alive), x.*field / 1024.0});
-        m.series.push_back(s);
+        panel.series.push_back(s);
     };
-    series("MemAvailable drop", &bench::MemorySample::available);
-    series("Committed_AS rise", &bench::MemorySample::committed);
-    series("sandbox cgroup usage", &bench::MemorySample::cgroup);
-    series("Pss of init", &bench::MemorySample::pss);
-    return bench::plot_svg({lat, m}, ctx.opt.plot);
+    series(m, "MemAvailable drop", &bench::MemorySample::available);
+    series(m, "Committed_AS rise", &bench::MemorySample::committed);
+    series(m, "Slab rise", &bench::MemorySample::slab);
+    series(m, "memory cgroup usage", &bench::MemorySample::cgroup);
+    series(m, "Pss of init", &bench::MemorySample::pss);
+    series(marginal, "MemAvailable drop", &bench::MemorySample::marginal_available);
+    series(marginal, "Slab rise", &bench::MemorySample::marginal_slab);
+    return bench::plot_svg({lat, m, marginal}, ctx.opt.plot);
 }
 
 // Create latency at a fixed number alive: `probes` creates, each destroyed again at once,
 // so every one of them starts with the same number of sandboxes alive.
-Result<std::vector<double>> probe_creates(const DsecTools& t, const std::string& layer, size_t probes) {
+Result<std::vector<double>> probe_creates(const DsecTools& t, const std::string& layer, size_t probes,
+                                          const std::vector<std::string>& options) {
     std::vector<double> ms;
     for (size_t i = 0; i < probes; i++) {
         if (cli::interrupted()) return fail(cli::interrupted_error());
-        auto made = create_sandbox(t, layer);
+        auto made = create_sandbox(t, layer, options);
         if (!made) return fail(made.error());
         ms.push_back(made->value("ms", 0.0));
         if (auto r = destroy_sandboxes(t, {made->value("id", "")}, 1); !r) return fail(r.error());
@@ -179,7 +188,11 @@ Status run_density(Context& ctx) {
     }
     auto rec = new_record("density", "idle sandboxes created one at a time (dsec-run create --layers LAYER) until "
                                      "--count or --memory-budget; host memory per sandbox by the kernel's accounts, "
-                                     "and create latency against the number alive");
+                                     "the marginal memory per sandbox added, and create latency against the number "
+                                     "alive");
+    // Each sandbox's memory cgroup: its own, or one shared by the run directory's.
+    std::vector<std::string> create_options{"--memcg", ctx.opt.memcg};
+    rec["memcg"] = ctx.opt.memcg;
     bench::RaisedLimits limits;
     if (ctx.opt.raise_limits)
         if (auto r = limits.raise(bench::limits_for(n == 1000000 ? 100000 : n)); !r) return r;
@@ -190,7 +203,7 @@ Status run_density(Context& ctx) {
 
     // Warm-up: the layer's mount and the tools' caches are in place before the baseline.
     for (size_t i = 0; i < ctx.opt.warmup; i++) {
-        auto w = create_sandbox(boxes.tools, *layer);
+        auto w = create_sandbox(boxes.tools, *layer, create_options);
         if (!w) return fail(w.error());
         boxes.add(*w);
     }
@@ -207,12 +220,12 @@ Status run_density(Context& ctx) {
     cli::Progress bar("density", n);
     for (size_t i = 0; i < n; i++) {
         if (i == base_alive) {
-            auto p = probe_creates(boxes.tools, *layer, probes);
+            auto p = probe_creates(boxes.tools, *layer, probes, create_options);
             if (!p) return fail(p.error());
             probe_base = std::move(*p);
         }
         if (cli::interrupted()) return fail(cli::interrupted_error());
-        auto made = create_sandbox(boxes.tools, *layer);
+        auto made = create_sandbox(boxes.tools, *layer, create_options);
         if (!made) {
             // Running out of something is the density limit; say what it was.
             stopped = "create failed: " + made.error().describe();
@@ -222,7 +235,7 @@ Status run_density(Context& ctx) {
         ms.push_back(made->value("ms", 0.0));
         latency.push_back({double(i), ms.back()});
         bar.set(i + 1);
-        if (bench::density_sample_at(boxes.ids.size(), n)) mem.push_back(sample_memory(*before, boxes));
+        if (bench::density_sample_at(boxes.ids.size(), n)) mem.push_back(sample_memory(*before, boxes, mem));
         if (budget) {
             auto now = bench::host_memory();
             if (now && bench::over_budget(*before, *now, budget)) {
@@ -231,10 +244,10 @@ Status run_density(Context& ctx) {
             }
         }
     }
-    if (mem.empty() || mem.back().alive != boxes.ids.size()) mem.push_back(sample_memory(*before, boxes));
+    if (mem.empty() || mem.back().alive != boxes.ids.size()) mem.push_back(sample_memory(*before, boxes, mem));
     size_t alive = boxes.ids.size();
     if (alive > base_alive && !probe_base.empty()) {
-        auto p = probe_creates(boxes.tools, *layer, probes);
+        auto p = probe_creates(boxes.tools, *layer, probes, create_options);
         if (!p) return fail(p.error());
         probe_end = std::move(*p);
     }
@@ -257,7 +270,8 @@ Status run_density(Context& ctx) {
                           " alive over that of " + std::to_string(probes) + " with " + std::to_string(base_alive) +
                           " alive (each probe destroyed at once, so the number alive holds)"}};
     }
-    rec["baselines"]["dsec"] = {{"does", dsec_does("dsec-run create --layers LAYER, one at a time, left idle")}};
+    rec["baselines"]["dsec"] = {
+        {"does", dsec_does("dsec-run create --layers LAYER --memcg " + ctx.opt.memcg + ", one at a time, left idle")}};
     if (!ctx.opt.plot.empty()) {
         if (auto r = plot_density(ctx, latency, mem); !r) return r;
         rec["plot"] = ctx.opt.plot;
@@ -281,8 +295,10 @@ void add_create(CLI::App& app, Context& ctx) {
 
     auto* density = app.add_subcommand(
         "density", "idle sandboxes up to --count or --memory-budget: memory per sandbox, latency against alive");
-    density->footer(cli::example("  dsec-bench density --count 1000 --raise-limits --plot density.svg"));
-    add_options(density, ctx.opt, {"count", "n", "warmup", "memory-budget", "raise-limits", "scale", "plot", "tree", "use-state"});
+    density->footer(cli::example("  dsec-bench density --count 1000 --raise-limits --plot density.svg\n"
+                                 "  dsec-bench density --count 1000 --memcg shared | jq .memory_samples"));
+    add_options(density, ctx.opt,
+                {"count", "n", "warmup", "memory-budget", "raise-limits", "memcg", "scale", "plot", "tree", "use-state"});
     density->callback([&ctx] {
         ctx.action = [&ctx]() -> Result<int> {
             if (auto r = prepare(ctx); !r) return fail(r.error());

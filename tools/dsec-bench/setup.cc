@@ -29,6 +29,7 @@ void add_options(CLI::App* cmd, Options& o, const std::vector<std::string>& whic
         if (w == "use-state") cmd->add_flag("--use-state", o.use_state, "use --root/--run (DSEC_ROOT/DSEC_RUN) instead of a private temporary state");
         if (w == "memory-budget") cmd->add_option("--memory-budget", o.memory_budget, "stop once the host's MemAvailable fell by this much (e.g. 4G)");
         if (w == "raise-limits") cmd->add_flag("--raise-limits", o.raise_limits, "raise kernel.pid_max, fs.file-max, RLIMIT_NOFILE, ... as needed; restored at the end");
+        if (w == "memcg") cmd->add_option("--memcg", o.memcg, "memory cgroup of each sandbox: own, or shared by the run directory's (dsec-run create --memcg)")->check(CLI::IsMember({"own", "shared"}))->capture_default_str();
         if (w == "files") cmd->add_option("--files", o.files, "files each sandbox reads")->check(CLI::Range(1, 1000000));
     }
 }
@@ -149,8 +150,10 @@ json dsec_does(const std::string& how) {
             {"network", "none (private loopback)"}};
 }
 
-Result<json> create_sandbox(const DsecTools& t, const std::string& layer) {
-    auto ran = bench::spawn_checked({t.run, "create", "--layers", layer}, {.capture_stdout = true});
+Result<json> create_sandbox(const DsecTools& t, const std::string& layer, const std::vector<std::string>& options) {
+    std::vector<std::string> argv{t.run, "create", "--layers", layer};
+    argv.insert(argv.end(), options.begin(), options.end());
+    auto ran = bench::spawn_checked(argv, {.capture_stdout = true});
     if (!ran) return fail(ran.error());
     json rec = json::parse(bench::last_line(ran->out), nullptr, false);
     if (rec.is_discarded() || !rec.contains("id"))

@@ -63,7 +63,8 @@ void add_control(CLI::App& app, Context& ctx) {
                             {"memory_bytes", mem ? json(*mem) : json(nullptr)},
                             {"cpu_s", cpu ? json(double(*cpu) / 1e9) : json(nullptr)},
                             {"processes", cg.pids().size()},
-                            {"oom_kills", cg.oom_kills()}};
+                            {"oom_kills", cg.oom_kills()},
+                            {"memcg", cgroup::memcg_name(cg.memcg())}};
                 if (auto r = jsonl::emit(rec); !r) return fail(r.error());
             }
             return rc;

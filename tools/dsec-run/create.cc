@@ -9,6 +9,10 @@ void add_create_options(CLI::App* cmd, CreateArgs& a) {
     cmd->add_option("--id", a.id, "sandbox id (one sandbox only; default: the rootfs's id or a random one)");
     cmd->add_option("--hostname", a.hostname, "hostname inside the sandbox (default: the id)");
     cmd->add_option("--memory", a.memory, "memory limit, e.g. 512M, 2G (memory+swap on v1 when available)");
+    cmd->add_option("--memcg", a.memcg,
+                    "memory cgroup: own (default), or shared by the run directory's sandboxes (dense idle fleets; "
+                    "no --memory)")
+        ->check(CLI::IsMember({"own", "shared"}));
     cmd->add_option("--cpus", a.cpus, "CPU limit in CPUs, e.g. 0.5, 2");
     cmd->add_option("--pids", a.pids, "most tasks the sandbox may have (default 4096; max: no limit)");
     cmd->add_option("--disk", a.disk, "cap on what the sandbox may write, e.g. 1G (upper on a tmpfs of that size)");

@@ -14,19 +14,36 @@ bool density_sample_at(size_t alive, size_t n) {
 }
 
 nlohmann::json MemorySample::to_json() const {
-    return {{"alive", alive}, {"memavailable", available}, {"committed", committed}, {"cgroup", cgroup},
-            {"pss_init", pss}};
+    return {{"alive", alive},
+            {"memavailable", available},
+            {"committed", committed},
+            {"cgroup", cgroup},
+            {"pss_init", pss},
+            {"slab", slab},
+            {"sunreclaim", sunreclaim},
+            {"marginal_memavailable", marginal_available},
+            {"marginal_slab", marginal_slab}};
 }
 
 MemorySample memory_sample(size_t alive, const HostMemory& before, const HostMemory* now, double cgroup_sum,
-                           double pss_sum, size_t inits) {
+                           double pss_sum, size_t inits, const MemorySample* prev) {
     MemorySample s;
     s.alive = alive;
     if (!alive) return s;
     double n = double(alive);
+    auto fall = [](uint64_t from, uint64_t to) { return double(from) - double(to); };
     if (now) {
-        s.available = (double(before.available) - double(now->available)) / n;
-        s.committed = (double(now->committed) - double(before.committed)) / n;
+        s.host = *now;
+        s.available = fall(before.available, now->available) / n;
+        s.committed = -fall(before.committed, now->committed) / n;
+        s.slab = -fall(before.slab, now->slab) / n;
+        s.sunreclaim = -fall(before.sunreclaim, now->sunreclaim) / n;
+        // From the previous reading, when there is one and it was read.
+        bool from_prev = prev && prev->host.available && prev->alive < alive;
+        const HostMemory& from = from_prev ? prev->host : before;
+        double added = double(alive - (from_prev ? prev->alive : 0));
+        s.marginal_available = fall(from.available, now->available) / added;
+        s.marginal_slab = -fall(from.slab, now->slab) / added;
     }
     s.cgroup = inits ? cgroup_sum / double(inits) : 0;
     s.pss = inits ? pss_sum / double(inits) : 0;

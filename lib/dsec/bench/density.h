@@ -17,19 +17,25 @@ namespace dsec::bench {
 /// 50, ... and at every tenth of `n` (and at `n`).
 bool density_sample_at(size_t alive, size_t n);
 
-/// Host memory now against the start, by sandbox, by each of the kernel's accounts.
+/// Host memory now against the start, by sandbox, by each of the kernel's accounts; and
+/// the marginal cost: the change since the previous sample over the sandboxes added since.
 struct MemorySample {
     size_t alive = 0;
     double available = 0, committed = 0, cgroup = 0, pss = 0;  // bytes per sandbox
-    /// {"alive","memavailable","committed","cgroup","pss_init"}
+    double slab = 0, sunreclaim = 0;                           // kernel slab growth per sandbox
+    double marginal_available = 0, marginal_slab = 0;           // bytes per sandbox added
+    HostMemory host;                                            // the reading (zeros: unread)
+    /// {"alive","memavailable","committed","cgroup","pss_init","slab","sunreclaim",
+    /// "marginal_memavailable","marginal_slab"}
     nlohmann::json to_json() const;
 };
 
 /// The sample for `alive` sandboxes: the host's change from `before` to `now` (nullptr:
-/// not readable, left 0) over `alive`, and the sums of the inits' cgroup memory and Pss
-/// over the `inits` counted in them.
+/// not readable, left 0) over `alive`, the sums of the inits' cgroup memory and Pss over
+/// the `inits` counted in them, and the change from `prev` (nullptr: from `before` with
+/// none alive) over the sandboxes added since.
 MemorySample memory_sample(size_t alive, const HostMemory& before, const HostMemory* now, double cgroup_sum,
-                           double pss_sum, size_t inits);
+                           double pss_sum, size_t inits, const MemorySample* prev = nullptr);
 
 /// True once the host's MemAvailable has dropped by `budget` bytes or more (0: no budget).
 bool over_budget(const HostMemory& before, const HostMemory& now, uint64_t budget);

@@ -1,5 +1,6 @@
 #include "dsec/bench/memory.h"
 
+#include <set>
 #include <sstream>
 
 #include "dsec/bench/stats.h"
@@ -11,7 +12,7 @@ Result<HostMemory> host_memory() {
     auto text = fs::read_file("/proc/meminfo");
     if (!text) return fail(text.error());
     auto m = parse_meminfo(*text);
-    return HostMemory{m["MemAvailable"], m["Committed_AS"]};
+    return HostMemory{m["MemAvailable"], m["Committed_AS"], m["Slab"], m["SUnreclaim"]};
 }
 
 Result<uint64_t> process_pss(int pid) {
@@ -38,10 +39,14 @@ std::string memory_cgroup_of(const std::string& text) {
     return v2.empty() ? "" : "v2:" + v2;
 }
 
-Result<uint64_t> cgroup_memory_of(int pid) {
+namespace {
+Result<std::string> memory_cgroup_of_pid(int pid) {
     auto text = fs::read_file("/proc/" + std::to_string(pid) + "/cgroup");
     if (!text) return fail(text.error());
-    std::string cg = memory_cgroup_of(*text);
+    return memory_cgroup_of(*text);
+}
+
+Result<uint64_t> group_memory(int pid, const std::string& cg) {
     std::string file;
     if (cg.rfind("memory:", 0) == 0) {
         file = "/sys/fs/cgroup/memory" + cg.substr(7) + "/memory.usage_in_bytes";
@@ -59,6 +64,24 @@ Result<uint64_t> cgroup_memory_of(int pid) {
     } catch (const std::exception&) {
         return fail(make_error(Code::bad_input, "not a number", file));
     }
+}
+}  // namespace
+
+Result<uint64_t> cgroup_memory_of(int pid) {
+    auto cg = memory_cgroup_of_pid(pid);
+    if (!cg) return fail(cg.error());
+    return group_memory(pid, *cg);
+}
+
+uint64_t cgroup_memory_of(const std::vector<int>& pids) {
+    std::set<std::string> seen;
+    uint64_t sum = 0;
+    for (int pid : pids) {
+        auto cg = memory_cgroup_of_pid(pid);
+        if (!cg || !seen.insert(*cg).second) continue;
+        if (auto used = group_memory(pid, *cg); used) sum += *used;
+    }
+    return sum;
 }
 
 }  // namespace dsec::bench

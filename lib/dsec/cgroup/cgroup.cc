@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <set>
 #include <sstream>
 #include <thread>
 
@@ -38,35 +37,50 @@ uint64_t read_key(const std::string& path, const std::string& key) {
     return 0;
 }
 
+// Pss of a process in bytes, from the "Pss:  N kB" line of its smaps_rollup.
+Result<uint64_t> process_pss(int pid) {
+    auto text = fs::read_file("/proc/" + std::to_string(pid) + "/smaps_rollup");
+    if (!text) return fail(text.error());
+    auto at = text->find("\nPss:");
+    if (at == std::string::npos) return uint64_t(0);  // a kernel thread, or a process exiting
+    return std::strtoull(text->c_str() + at + 5, nullptr, 10) * 1024;
+}
+
 // Waits a little longer each round: cgroup teardown is asynchronous in the kernel.
 void backoff(int round) { std::this_thread::sleep_for(std::chrono::microseconds(round < 10 ? 200 : 5000)); }
 constexpr int kRounds = 1000;  // about five seconds in all
 }  // namespace
 
-Cgroup::Cgroup(Layout layout, const std::string& parent, std::string id)
-    : layout_(std::move(layout)), parent_(parent), id_(std::move(id)) {
-    std::set<std::string> seen;
-    for (auto& [ctrl, mnt] : layout_.v1)
-        if (seen.insert(mnt).second) dirs_.push_back(mnt + "/" + parent_ + "/" + id_);
-    if (!layout_.unified.empty()) {
-        unified_ = layout_.unified + "/" + parent_ + "/" + id_;
-        dirs_.push_back(unified_);
+Cgroup::Cgroup(Layout layout, const std::string& parent, std::string id, Memcg memcg)
+    : layout_(std::move(layout)), parent_(parent), id_(std::move(id)), memcg_(memcg) {
+    auto placed = place(layout_, parent_, id_, memcg_);
+    // A layout that cannot share falls back to the own placement for everything but
+    // create(), which refuses it: destroy and gc still find what an own create made.
+    if (!placed) {
+        placed_ = fail(placed.error());
+        placed = place(layout_, parent_, id_, Memcg::own);
     }
+    if (placed) placement_ = std::move(*placed);
 }
 
 std::string Cgroup::dir_for(const std::string& controller) const {
+    if (controller == "memory") return placement_.memory;
     auto it = layout_.v1.find(controller);
     if (it != layout_.v1.end()) return it->second + "/" + parent_ + "/" + id_;
-    return unified_;
+    return placement_.unified;
 }
 
 std::vector<std::string> Cgroup::procs_files() const {
     std::vector<std::string> out;
-    for (auto& d : dirs_) out.push_back(d + "/cgroup.procs");
+    for (auto& d : placement_.join) out.push_back(d + "/cgroup.procs");
     return out;
 }
 
 Status Cgroup::create(const Limits& limits) {
+    if (!placed_) return placed_;
+    if (memcg_ == Memcg::shared && limits.memory)
+        return fail(make_error(Code::usage, "a memory limit (--memory, or a policy's) needs the sandbox's own memory "
+                                            "cgroup (--memcg own): a shared one has no per-sandbox limit"));
     if (layout_.mode == Mode::v2) {
         // Controllers must be enabled from the root down to dsec/ for dsec/<id> to have them.
         (void)fs::mkdir_p(layout_.unified + "/" + parent_);
@@ -75,7 +89,13 @@ Status Cgroup::create(const Limits& limits) {
             (void)fs::write_text(layout_.unified + "/" + parent_ + "/cgroup.subtree_control", c);
         }
     }
-    for (auto& d : dirs_) {
+    if (!placement_.shared.empty()) {
+        if (auto r = fs::mkdir_p(placement_.shared); !r) return r;
+        // v2: the children get cpu and pids of their own, never memory (that is the point).
+        if (placement_.shared + "/" + id_ == placement_.unified)
+            for (const char* c : {"+cpu", "+pids"}) (void)fs::write_text(placement_.shared + "/cgroup.subtree_control", c);
+    }
+    for (auto& d : placement_.dirs) {
         // ENOENT: dsec-reclaim gc removed the (then empty) parent between the two mkdirs.
         Status made = fs::mkdir_p(d);
         for (int again = 0; !made && made.error().err == ENOENT && again < 3; again++) made = fs::mkdir_p(d);
@@ -136,24 +156,31 @@ Status Cgroup::create(const Limits& limits) {
 }
 
 Result<uint64_t> Cgroup::memory_usage() const {
+    if (memcg_ == Memcg::shared) {
+        uint64_t sum = 0;
+        for (int pid : pids())
+            if (auto pss = process_pss(pid); pss) sum += *pss;  // a process gone meanwhile counts 0
+        return sum;
+    }
     if (layout_.on_v1("memory")) return read_number(dir_for("memory") + "/memory.usage_in_bytes");
-    return read_number(unified_ + "/memory.current");
+    return read_number(placement_.unified + "/memory.current");
 }
 
 Result<uint64_t> Cgroup::cpu_usage_ns() const {
     if (layout_.on_v1("cpuacct")) return read_number(dir_for("cpuacct") + "/cpuacct.usage");
-    if (!fs::exists(unified_ + "/cpu.stat")) return fail(make_error(Code::unsupported, "no cpu accounting", unified_));
-    return read_key(unified_ + "/cpu.stat", "usage_usec") * 1000;
+    if (!fs::exists(placement_.unified + "/cpu.stat")) return fail(make_error(Code::unsupported, "no cpu accounting", placement_.unified));
+    return read_key(placement_.unified + "/cpu.stat", "usage_usec") * 1000;
 }
 
 uint64_t Cgroup::oom_kills() const {
     if (layout_.on_v1("memory")) return read_key(dir_for("memory") + "/memory.oom_control", "oom_kill");
-    return read_key(unified_ + "/memory.events", "oom_kill");
+    return read_key(placement_.unified + "/memory.events", "oom_kill");
 }
 
 std::vector<int> Cgroup::pids() const {
-    for (auto& f : procs_files()) {
-        auto text = fs::read_file(f);
+    // The sandbox's own groups only: a shared memory group holds other sandboxes' too.
+    for (auto& d : placement_.dirs) {
+        auto text = fs::read_file(d + "/cgroup.procs");
         if (!text) continue;
         std::vector<int> out;
         std::istringstream in(*text);
@@ -180,12 +207,12 @@ Result<Freezer> freezer_of(const std::string& unified, const std::string& v1_dir
 }  // namespace
 
 Status Cgroup::freeze() const {
-    auto f = freezer_of(unified_, layout_.on_v1("freezer") ? dir_for("freezer") : "");
+    auto f = freezer_of(placement_.unified, layout_.on_v1("freezer") ? dir_for("freezer") : "");
     if (!f) return fail(f.error());
     if (auto r = fs::write_text(f->file, f->v2 ? "1" : "FROZEN"); !r) return r;
     for (int round = 0; round < kRounds; round++) {
         if (f->v2) {
-            if (read_key(unified_ + "/cgroup.events", "frozen") == 1) return {};
+            if (read_key(placement_.unified + "/cgroup.events", "frozen") == 1) return {};
         } else {
             auto state = fs::read_file(f->file);
             if (state && state->rfind("FROZEN", 0) == 0) return {};
@@ -196,13 +223,13 @@ Status Cgroup::freeze() const {
 }
 
 Status Cgroup::thaw() const {
-    auto f = freezer_of(unified_, layout_.on_v1("freezer") ? dir_for("freezer") : "");
+    auto f = freezer_of(placement_.unified, layout_.on_v1("freezer") ? dir_for("freezer") : "");
     if (!f) return fail(f.error());
     return fs::write_text(f->file, f->v2 ? "0" : "THAWED");
 }
 
 bool Cgroup::frozen() const {
-    auto f = freezer_of(unified_, layout_.on_v1("freezer") ? dir_for("freezer") : "");
+    auto f = freezer_of(placement_.unified, layout_.on_v1("freezer") ? dir_for("freezer") : "");
     if (!f) return false;
     auto state = fs::read_file(f->file);
     if (!state) return false;
@@ -210,14 +237,14 @@ bool Cgroup::frozen() const {
 }
 
 Status Cgroup::kill_all() const {
-    bool have_kill = !unified_.empty() && fs::exists(unified_ + "/cgroup.kill");
+    bool have_kill = !placement_.unified.empty() && fs::exists(placement_.unified + "/cgroup.kill");
     std::string freezer = layout_.on_v1("freezer") ? dir_for("freezer") : "";
     if (!freezer.empty() && !fs::exists(freezer + "/freezer.state")) freezer.clear();
     for (int round = 0; round < kRounds; round++) {
         auto left = pids();
         if (left.empty()) return {};
         if (have_kill) {
-            (void)fs::write_text(unified_ + "/cgroup.kill", "1");
+            (void)fs::write_text(placement_.unified + "/cgroup.kill", "1");
         } else {
             // Frozen tasks cannot fork while we kill them one by one; SIGKILL lands on thaw.
             if (!freezer.empty()) (void)fs::write_text(freezer + "/freezer.state", "FROZEN");
@@ -226,12 +253,12 @@ Status Cgroup::kill_all() const {
         }
         backoff(round);
     }
-    return fail(make_error(Code::busy, "processes survive in the sandbox's cgroup", dirs_.empty() ? "" : dirs_.front()));
+    return fail(make_error(Code::busy, "processes survive in the sandbox's cgroup", placement_.dirs.empty() ? "" : placement_.dirs.front()));
 }
 
 Status Cgroup::remove() const {
     if (auto r = kill_all(); !r) return r;
-    for (auto& d : dirs_) {
+    for (auto& d : placement_.dirs) {
         for (int round = 0;; round++) {
             if (::rmdir(d.c_str()) == 0 || errno == ENOENT) break;
             // EBUSY: exiting tasks are still being unlinked from the cgroup.

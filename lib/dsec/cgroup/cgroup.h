@@ -1,5 +1,6 @@
 // A sandbox's cgroup: `<parent>/<id>` (parent "dsec" by default) in each hierarchy dsec uses (the v1 memory, cpu,
-// cpuacct, pids and freezer hierarchies, and the unified tree when there is one).
+// cpuacct, pids and freezer hierarchies, and the unified tree when there is one); with a
+// shared memory cgroup, placement.h says what changes.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "dsec/cgroup/detect.h"
+#include "dsec/cgroup/placement.h"
 #include "dsec/sys/error.h"
 
 namespace dsec::cgroup {
@@ -23,27 +25,40 @@ struct Limits {
 /// called, so it can describe a half-made cgroup as well as a whole one.
 class Cgroup {
 public:
-    /// `parent` is parent_for_run() of the sandbox's run directory.
-    Cgroup(Layout layout, const std::string& parent, std::string id);
+    /// `parent` is parent_for_run() of the sandbox's run directory; `memcg` whether its
+    /// memory cgroup is its own or the run directory's shared one (placement.h).
+    Cgroup(Layout layout, const std::string& parent, std::string id, Memcg memcg = Memcg::own);
 
-    /// Creates the directories (parents too) and writes the limits. Errors: the failing
-    /// mkdir or write with its path; "unsupported" when a limit has no controller.
+    /// Creates the directories (parents and the shared memory group too) and writes the
+    /// limits. Errors: the failing mkdir or write with its path; "unsupported" when a
+    /// limit has no controller or the layout cannot share the memory cgroup; usage for a
+    /// memory limit on a shared memory cgroup.
     Status create(const Limits& limits);
 
-    /// Every directory of this cgroup, one per hierarchy (some may not exist).
-    const std::vector<std::string>& dirs() const { return dirs_; }
+    /// The sandbox's own directories, one per hierarchy (some may not exist); never the
+    /// shared memory group.
+    const std::vector<std::string>& dirs() const { return placement_.dirs; }
     /// The unified-tree directory ("" without cgroup2), usable with CLONE_INTO_CGROUP.
-    const std::string& unified_dir() const { return unified_; }
-    /// The files a process writes its pid into to join (cgroup.procs in every hierarchy).
+    const std::string& unified_dir() const { return placement_.unified; }
+    /// The groups a process joins: dirs(), plus the shared memory group on v1.
+    const std::vector<std::string>& join_dirs() const { return placement_.join; }
+    /// The files a process writes its pid into to join (cgroup.procs of join_dirs()).
     std::vector<std::string> procs_files() const;
+    /// Own or shared memory cgroup.
+    Memcg memcg() const { return memcg_; }
+    /// The shared memory group ("" with Memcg::own).
+    const std::string& shared_dir() const { return placement_.shared; }
     /// Whether the v1 hierarchies must be joined by writing the pid (always except pure v2).
     bool needs_v1_join() const { return layout_.mode != Mode::v2; }
 
-    /// Memory charged to the cgroup now, in bytes. Errors: io.
+    /// Memory the sandbox uses now, in bytes: what its memory cgroup is charged with, or
+    /// with a shared one the sum of its processes' Pss (/proc/PID/smaps_rollup; tmpfs
+    /// files no process maps are not in it). Errors: io.
     Result<uint64_t> memory_usage() const;
     /// CPU time used so far, in nanoseconds. Errors: io.
     Result<uint64_t> cpu_usage_ns() const;
-    /// How many times the OOM killer killed a process inside (0 when unknown).
+    /// How many times the OOM killer killed a process in its memory cgroup (0 when
+    /// unknown); with a shared one, a process of any sandbox sharing it.
     uint64_t oom_kills() const;
     /// Pids in the cgroup (from the first hierarchy that exists).
     std::vector<int> pids() const;
@@ -69,8 +84,9 @@ private:
     Layout layout_;
     std::string parent_;
     std::string id_;
-    std::string unified_;
-    std::vector<std::string> dirs_;
+    Memcg memcg_;
+    Placement placement_;
+    Status placed_;  // place()'s error, returned by create()
 };
 
 /// The group below each hierarchy's root under which the sandboxes of one run directory

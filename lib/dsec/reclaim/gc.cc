@@ -15,6 +15,7 @@
 #include "dsec/net/egress.h"
 #include "dsec/sandbox/network.h"
 #include "dsec/sandbox/sandbox.h"
+#include "dsec/sandbox/shared_memory.h"
 #include "dsec/sandbox/standby.h"
 
 namespace dsec::reclaim {
@@ -145,22 +146,31 @@ Status cgroups(Pass& p) {
     }
     std::string parent = p.paths.cgroup_parent();
     std::set<std::string> parents, done;
-    cgroup::Cgroup any(*layout, parent, "x");
+    // With a shared memory cgroup on v2, sandboxes' groups nest in the shared one.
+    cgroup::Cgroup any(*layout, parent, "x"), any_shared(*layout, parent, "x", cgroup::Memcg::shared);
     for (auto& d : any.dirs()) parents.insert(fs::dirname(d));
+    for (auto& d : any_shared.dirs()) parents.insert(fs::dirname(d));
     for (auto& dir : parents) {
         auto names = fs::list_dir(dir);
         if (!names) continue;
+        bool nested = dir == any_shared.shared_dir();
         for (auto& name : *names) {
+            // The shared memory group is no sandbox's: removed below once unused.
+            if (name == cgroup::kSharedMemoryGroup) continue;
             if (done.count(name) || p.ids.count(name) || !is_dir(dir + "/" + name)) continue;
             // Re-checked at the last moment: create makes the state directory first.
             if (fs::exists(p.paths.state_dir(name))) continue;
             done.insert(name);
-            cgroup::Cgroup cg(*layout, parent, name);
+            cgroup::Cgroup cg(*layout, parent, name, nested ? cgroup::Memcg::shared : cgroup::Memcg::own);
             json extra = {{"processes", cg.pids().size()}};
             if (auto r = p.act("orphan_cgroup", name, dir + "/" + name, extra, [&] { return cg.remove(); }); !r)
                 return r;
         }
     }
+    // The shared memory group once no process (v1) or sandbox group (v2) is left in it.
+    if (!p.o.dry_run)
+        if (auto gone = sandbox::remove_shared_memory_if_unused(p.paths); !gone.empty())
+            if (auto r = p.act("empty_shared_memory", "", gone, json::object(), [] { return Status{}; }); !r) return r;
     if (!sandbox::list_ids(p.paths).empty()) return {};
     for (auto& dir : parents) {
         if (!is_dir(dir)) continue;

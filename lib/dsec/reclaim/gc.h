@@ -14,7 +14,8 @@
 //    the mount itself is older than the grace period.
 //  - Cgroups, id ranges: create makes the state directory before either, and destroy
 //    removes them before the state directory; one whose sandbox has no state directory is
-//    an orphan.
+//    an orphan. The run directory's shared memory group (create --memcg shared) is no
+//    sandbox's: it goes once no process or sandbox group is left in it.
 #pragma once
 
 #include <cstdint>

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -86,6 +87,7 @@ Status pause_idle(const dsec::Paths& p, const IdleOptions& o, const Report& repo
         std::string id;
         uint64_t cpu_ns;
         int64_t idle_s;
+        cgroup::Memcg memcg;
     };
     std::vector<Candidate> candidates;
     int64_t now = sandbox::now_unix();
@@ -94,31 +96,42 @@ Status pause_idle(const dsec::Paths& p, const IdleOptions& o, const Report& repo
         if (!state || live_state(p, id, *state) != "running") continue;
         int64_t idle = now - std::max(state->extra.value("created_unix", now), sandbox::last_use_unix(paths, id));
         if (idle < o.after_s) continue;
-        auto cpu = cgroup::Cgroup(*layout, parent, id).cpu_usage_ns();
-        if (cpu) candidates.push_back({id, *cpu, idle});
+        cgroup::Memcg memcg = sandbox::memcg_of(*state);
+        auto cpu = cgroup::Cgroup(*layout, parent, id, memcg).cpu_usage_ns();
+        if (cpu) candidates.push_back({id, *cpu, idle, memcg});
     }
     if (!candidates.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(o.sample_ms));
     // Every second reading before any pause: pausing takes time, which must not count as
     // the sample of the ones after.
     std::erase_if(candidates, [&](const Candidate& c) {
-        auto cpu = cgroup::Cgroup(*layout, parent, c.id).cpu_usage_ns();
+        auto cpu = cgroup::Cgroup(*layout, parent, c.id, c.memcg).cpu_usage_ns();
         return !cpu || *cpu < c.cpu_ns || !cpu_flat(*cpu - c.cpu_ns, o.sample_ms, o.flat_cpu);
     });
     for (auto& c : candidates) {
-        cgroup::Cgroup cg(*layout, parent, c.id);
+        cgroup::Cgroup cg(*layout, parent, c.id, c.memcg);
         // Held while it freezes: an exec arriving meanwhile waits, then thaws it.
         auto claim = sandbox::try_claim_idle(paths, c.id);
         if (!claim) continue;  // an exec or cp runs (or it was destroyed)
+        // A shared memory cgroup is other sandboxes' too: such a sandbox is only frozen.
+        bool own = c.memcg == cgroup::Memcg::own;
         std::string dir = memory_dir(*layout, parent, c.id);
-        auto before = memory_use(*layout, dir);
+        std::optional<MemoryUse> before;
+        if (own)
+            if (auto m = memory_use(*layout, dir); m) before = *m;
         json e = event("paused", c.id);
         e["idle_s"] = c.idle_s;
         e["dry_run"] = o.dry_run;
+        e["memcg"] = cgroup::memcg_name(c.memcg);
+        if (!own) e["reclaim"] = "skipped: shared memory cgroup (frozen only)";
         if (before) e["before"] = before->to_json();
         if (!o.dry_run) {
             if (auto r = cg.freeze(); !r) {
                 (void)cg.thaw();
                 report.problem(std::move(r.error()).context("pausing sandbox " + c.id));
+                continue;
+            }
+            if (!own) {
+                if (auto r = report.event(std::move(e)); !r) return r;
                 continue;
             }
             auto after = push_out(*layout, cg, dir);
@@ -139,9 +152,9 @@ Result<json> resume(const dsec::Paths& p, const std::string& id) {
     if (auto r = sandbox::check_id(id); !r) return fail(r.error());
     if (!fs::exists(paths.state_dir(id)))
         return fail(make_error(Code::not_found, "no sandbox \"" + id + "\" (unknown or destroyed)", id));
-    auto layout = cgroup::detect();
-    if (!layout) return fail(layout.error());
-    cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
+    auto found = sandbox::cgroup_of(paths, id);
+    if (!found) return fail(found.error());
+    const cgroup::Cgroup& cg = *found;
     bool was = cg.frozen();
     if (was)
         if (auto r = cg.thaw(); !r) return fail(r.error());

@@ -16,7 +16,8 @@ std::string live_state(const dsec::Paths& p, const std::string& id, const sandbo
     if (state.lifecycle != sandbox::Lifecycle::running) return s;
     if (!sandbox::init_alive(state)) return "dead";
     auto layout = cgroup::detect();
-    if (layout && cgroup::Cgroup(*layout, sandbox::Paths(p).cgroup_parent(), id).frozen()) return "paused";
+    if (layout && cgroup::Cgroup(*layout, sandbox::Paths(p).cgroup_parent(), id, sandbox::memcg_of(state)).frozen())
+        return "paused";
     return s;
 }
 
@@ -34,7 +35,12 @@ std::optional<nlohmann::json> sandbox_status(const dsec::Paths& p, const std::st
                           {"class", sandbox::cpu_class_name(sandbox::cpu_class_of(st.extra))},
                           {"age_s", now - created},
                           {"idle_s", now - std::max(created, sandbox::last_use_unix(paths, id))}};
-    if (auto layout = cgroup::detect(); layout) {
+    rec["memcg"] = cgroup::memcg_name(sandbox::memcg_of(st));
+    if (auto layout = cgroup::detect(); layout && sandbox::memcg_of(st) == cgroup::Memcg::shared) {
+        // The shared group's figures are every sandbox's: this one's processes' Pss instead.
+        if (auto m = cgroup::Cgroup(*layout, paths.cgroup_parent(), id, cgroup::Memcg::shared).memory_usage(); m)
+            rec["memory"] = *m;
+    } else if (layout) {
         std::string dir = memory_dir(*layout, paths.cgroup_parent(), id);
         if (auto m = memory_use(*layout, dir); m && !dir.empty()) rec.update(m->to_json());
     }

@@ -33,13 +33,13 @@ Result<Use> begin_use(const Paths& paths, const std::string& id) {
         if (errno == ENOENT) return fail(make_error(Code::not_found, "no sandbox \"" + id + "\" (destroyed)", id));
         return fail(sys_error("utimensat", file));
     }
-    auto found = cgroup_of(paths, id);
+    // The state names the memcg mode, which places the freezer on v2 (cgroup/placement.h).
+    auto state = load(paths, id);
+    auto found = state ? cgroup_of(paths, *state) : cgroup_of(paths, id);
     if (!found) return fail(found.error());
     const cgroup::Cgroup& cg = *found;
     // Frozen by a snapshot that is copying its files: wait for it to thaw the sandbox
-    // (a copy taken half before and half after this command would be inconsistent). The
-    // state is read only then: a running sandbox costs no parse here.
-    auto state = cg.frozen() ? load(paths, id) : Result<State>(State());
+    // (a copy taken half before and half after this command would be inconsistent).
     if (state && state->extra.contains("snapshot") && state->extra["snapshot"].is_object()) {
         int pid = state->extra["snapshot"].value("pid", 0);
         unsigned long long start = state->extra["snapshot"].value("pid_start", 0ULL);

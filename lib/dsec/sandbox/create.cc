@@ -12,6 +12,7 @@
 #include "dsec/sandbox/disk.h"
 #include "dsec/sandbox/network.h"
 #include "dsec/sandbox/sandbox.h"
+#include "dsec/sandbox/shared_memory.h"
 #include "dsec/sandbox/start.h"
 #include "dsec/sys/parse.h"
 
@@ -83,9 +84,16 @@ Result<State> build(const Paths& paths, const mount::Rootfs& rootfs, const Creat
         return fail(r.error());
     auto layout = cgroup::detect();
     if (!layout) return fail(layout.error());
-    cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
+    cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id, o.memcg);
     cgroup::Limits limits = o.limits;
     limits.cpu_weight = cpu_weight(o.cpu_class);
+    // Held until the init is in the shared memory group: no destroy removes it meanwhile.
+    fs::Lock shared_memory;
+    if (o.memcg == cgroup::Memcg::shared) {
+        auto held = hold_shared_memory(paths);
+        if (!held) return fail(held.error());
+        shared_memory = std::move(*held);
+    }
     if (auto r = cg.create(limits); !r) return fail(r.error());
     StartSpec spec{id, o.hostname.empty() ? id.substr(0, 63) : o.hostname, o.init_program, sec, ids, o.disk,
                    o.tmp_size, o.cpu_class, o.binds, {paths.root, paths.run, o.layer_store}};
@@ -135,6 +143,7 @@ Result<json> create(const Paths& paths, const mount::Rootfs& rootfs, const Creat
                   {"rootfs", rootfs.to_record()},
                   {"limits", limits},
                   {"labels", o.labels},
+                  {"memcg", cgroup::memcg_name(o.memcg)},
                   {"network", o.network},
                   {"created", now_rfc3339()},
                   {"created_unix", now_unix()},

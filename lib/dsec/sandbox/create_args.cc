@@ -58,6 +58,11 @@ Result<CreateOptions> CreateArgs::to_options() const {
         return {};
     };
     if (auto r = size(memory, o.limits.memory); !r) return fail(r.error());
+    auto shared = cgroup::parse_memcg(memcg);
+    if (!shared) return fail(shared.error());
+    o.memcg = *shared;
+    if (o.memcg == cgroup::Memcg::shared && o.limits.memory)
+        return fail(make_error(Code::usage, "--memory needs the sandbox's own memory cgroup: not with --memcg shared"));
     if (auto r = size(disk, o.disk); !r) return fail(r.error());
     if (!cpus.empty()) {
         auto c = parse_cpus(cpus);

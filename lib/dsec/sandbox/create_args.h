@@ -13,7 +13,7 @@ namespace dsec::sandbox {
 /// The create options as typed; validated by to_options().
 struct CreateArgs {
     std::string id, hostname, memory, cpus, pids, disk, workdir, user, network = "none", ttl, idle_ttl, policy;
-    std::string userns = "private", seccomp = "default", tmp_size, cpu_class = "latency";
+    std::string userns = "private", seccomp = "default", tmp_size, cpu_class = "latency", memcg = "own";
     std::vector<std::string> env, labels, layers, cap_add, cap_drop, ulimits, binds;
     bool verify = false;
     /// The options, with dsec-init found beside the running program. Errors: usage for

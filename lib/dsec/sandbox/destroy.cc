@@ -9,6 +9,7 @@
 #include "dsec/sandbox/log.h"
 #include "dsec/sandbox/network.h"
 #include "dsec/sandbox/sandbox.h"
+#include "dsec/sandbox/shared_memory.h"
 
 namespace dsec::sandbox {
 
@@ -36,7 +37,8 @@ bool anything_left(const Paths& paths, const std::string& id, const cgroup::Cgro
 Result<json> destroy(const Paths& paths, const std::string& id, Missing missing, const std::string& keep_log_dir) {
     if (auto r = check_id(id); !r) return fail(r.error());
     // Not open_sandbox(): a sandbox whose state is missing, does not parse or names a
-    // cgroup the layout no longer gives is destroyed all the same.
+    // cgroup the layout no longer gives is destroyed all the same, in the memcg mode the
+    // state names (own when it cannot be read).
     auto found = cgroup_of(paths, id);
     if (!found) return fail(found.error());
     const cgroup::Cgroup& cg = *found;
@@ -76,6 +78,8 @@ Result<json> destroy(const Paths& paths, const std::string& id, Missing missing,
     if (!rootfs_id.empty() && rootfs_id != id && check_id(rootfs_id))
         if (auto r = fs::remove_tree(paths.data_dir(rootfs_id)); !r) return fail(r.error());
     if (auto r = fs::remove_tree(paths.state_dir(id)); !r) return fail(r.error());
+    // The last sandbox out of the run directory's shared memory group removes it.
+    if (cg.memcg() == cgroup::Memcg::shared) (void)remove_shared_memory_if_unused(paths);
     return json{{"type", "sandbox"}, {"v", 1}, {"id", id}, {"state", "destroyed"}};
 }
 

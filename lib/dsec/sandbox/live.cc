@@ -27,8 +27,10 @@ std::optional<json> live_record(const Paths& paths, const std::string& id, bool 
     rec["memory"] = nullptr;
     rec["cpu_s"] = nullptr;
     rec["oom_kills"] = 0;
-    if (auto layout = cgroup::detect(); layout) {
-        cgroup::Cgroup cg(*layout, paths.cgroup_parent(), id);
+    // With a shared memory cgroup, "memory" is the sum of its processes' Pss (cgroup.h).
+    rec["memcg"] = cgroup::memcg_name(memcg_of(st));
+    if (auto found = cgroup_of(paths, st); found) {
+        const cgroup::Cgroup& cg = *found;
         if (auto m = cg.memory_usage(); m) rec["memory"] = *m;
         if (auto c = cg.cpu_usage_ns(); c) rec["cpu_s"] = double(*c) / 1e9;
         rec["oom_kills"] = cg.oom_kills();

@@ -19,7 +19,7 @@ Result<Opened> open_sandbox(const Paths& paths, const std::string& id, Need need
         std::string was(running ? "its init is gone" : "state " + std::string(lifecycle_name(state->lifecycle)));
         return fail(make_error(Code::not_running, "sandbox \"" + id + "\" is not running (" + was + ")", id));
     }
-    auto cg = cgroup_of(paths, id);
+    auto cg = cgroup_of(paths, *state);
     if (!cg) return fail(cg.error());
     if (state->cgroup && !same_cgroup(*state->cgroup, *cg))
         return fail(make_error(Code::corrupt,

@@ -29,6 +29,7 @@ struct CreateOptions {
     std::string id;                     // empty: the rootfs's id, else a random one
     std::string hostname;               // empty: the id
     cgroup::Limits limits;
+    cgroup::Memcg memcg = cgroup::Memcg::own;  // --memcg: own memory cgroup or the run directory's shared one
     uint64_t disk = 0;                  // bytes the upper may hold (0: no cap)
     std::vector<std::string> env;       // K=V, on top of the image's env
     std::string workdir;                // empty: the image's, else "/"

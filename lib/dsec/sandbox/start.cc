@@ -20,7 +20,7 @@ struct CgroupFds {
 
 Result<CgroupFds> open_cgroup_fds(const cgroup::Cgroup& cg) {
     CgroupFds fds;
-    for (auto& dir : cg.dirs()) {
+    for (auto& dir : cg.join_dirs()) {
         if (dir == cg.unified_dir()) {
             fds.unified.reset(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
             if (!fds.unified) return fail(sys_error("open", dir));

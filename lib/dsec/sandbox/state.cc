@@ -212,10 +212,25 @@ std::string now_rfc3339() { return layer::now_rfc3339(); }
 
 int64_t now_unix() { return int64_t(std::time(nullptr)); }
 
+cgroup::Memcg memcg_of(const State& state) {
+    auto named = state.extra.find("memcg");
+    if (named == state.extra.end() || !named->is_string()) return cgroup::Memcg::own;
+    auto m = cgroup::parse_memcg(named->get<std::string>());
+    return m ? *m : cgroup::Memcg::own;
+}
+
 Result<cgroup::Cgroup> cgroup_of(const Paths& paths, const std::string& id) {
+    auto state = load(paths, id);
+    if (state) return cgroup_of(paths, *state);
     auto layout = cgroup::detect();
     if (!layout) return fail(layout.error());
     return cgroup::Cgroup(*layout, paths.cgroup_parent(), id);
+}
+
+Result<cgroup::Cgroup> cgroup_of(const Paths& paths, const State& state) {
+    auto layout = cgroup::detect();
+    if (!layout) return fail(layout.error());
+    return cgroup::Cgroup(*layout, paths.cgroup_parent(), state.id, memcg_of(state));
 }
 
 }  // namespace dsec::sandbox

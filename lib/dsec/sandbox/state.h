@@ -132,9 +132,15 @@ std::vector<std::string> list_ids(const Paths& paths);
 /// True when the state's init process is still the one it started (pid, pid_start).
 bool init_alive(const State& state);
 
-/// Sandbox `id`'s cgroup (in every hierarchy of this host's layout). Errors: the layout
-/// detection's.
+/// Whether the sandbox has its own memory cgroup or its run directory's shared one: the
+/// state's "memcg" field ("own" when absent or unreadable).
+cgroup::Memcg memcg_of(const State& state);
+
+/// Sandbox `id`'s cgroup (in every hierarchy of this host's layout), in the memcg mode
+/// its state names (own when the state cannot be read). Errors: the layout detection's.
 Result<cgroup::Cgroup> cgroup_of(const Paths& paths, const std::string& id);
+/// The same for a state already loaded.
+Result<cgroup::Cgroup> cgroup_of(const Paths& paths, const State& state);
 
 /// The record shown to users: the state record.
 json public_record(const State& state);

@@ -13,6 +13,8 @@ Result<sandbox::CreateOptions> options_like(const nlohmann::json& state) {
         o.limits.pids = limits.value("pids", uint64_t(0));
         o.disk = limits.value("disk", uint64_t(0));
         o.tmp_size = limits.value("tmp", sandbox::kDefaultTmpSize);
+        // A fork of a sandbox in the shared memory cgroup joins it too.
+        if (auto m = cgroup::parse_memcg(state.value("memcg", "own")); m) o.memcg = *m;
         // The state holds the environment as resolved at create: given whole, it wins over the image's.
         o.env = state.value("env", std::vector<std::string>{});
         o.workdir = state.value("workdir", "");
