@@ -14,10 +14,13 @@ export DSEC_BIN=$new DSEC_SRC=$src
 set -- "$old" "$new" "$n"
 # shellcheck source=../tests/integration/lib.sh
 . "$src/tests/integration/lib.sh"
+# shellcheck source=bench-pairs-lib.sh
+. "$src/scripts/bench-pairs-lib.sh"
 make_busybox_tree "$T/tree"
 us() { echo $(( $(date +%s%N) / 1000 )); }
 for b in old new; do
     mkdir -p "$T/$b/root" "$T/$b/run"
+    drop_cgroup_parent_at_exit "$T/$b/run"
     bin=$old; [ $b = new ] && bin=$new
     DSEC_ROOT=$T/$b/root DSEC_RUN=$T/$b/run "$bin/dsec-layer" build "$T/tree" --name base > /dev/null
 done
@@ -32,6 +35,4 @@ for i in $(seq 1 "$n"); do
         echo "$b $((t1 - t0)) $((t2 - t1)) $((t3 - t2))"
     done
 done > "$T/rounds"
-# shellcheck source=bench-pairs-lib.sh
-. "$src/scripts/bench-pairs-lib.sh"
 report_pairs "$T/rounds" old new create exec run

@@ -20,6 +20,14 @@ policy_rounds() {
     done
 }
 #
+# drop_cgroup_parent_at_exit RUN_DIR: removes, at exit, the cgroup parent dsec-run derives
+# from RUN_DIR (lib.sh removes only that of its own DSEC_RUN).
+drop_cgroup_parent_at_exit() {
+    local parent
+    parent="dsec-$(printf %s "$1" | sha256sum | cut -c1-12)"
+    on_exit "rmdir /sys/fs/cgroup/*/$parent /sys/fs/cgroup/$parent 2>/dev/null"
+}
+#
 # report_pairs ROUNDS A B WHAT...: ROUNDS has lines "LABEL T1 T2 ..." (microseconds), one
 # per round and label; for each WHAT (the columns in order) prints the median of A, of B,
 # and the median of the per-round B/A ratios.

@@ -1,7 +1,8 @@
-// Cgroup layout detection from mountinfo text: v1, v2 and hybrid hosts.
+// Cgroup layout detection from mountinfo and mounts text: v1, v2 and hybrid hosts.
 #include <doctest/doctest.h>
 
 #include "dsec/cgroup/cgroup.h"
+#include "dsec/sys/fs.h"
 
 using namespace dsec;
 
@@ -65,4 +66,39 @@ TEST_CASE("the cgroup parent is derived from the run directory") {
     CHECK(a.size() == 17);
     CHECK(a == cgroup::parent_for_run("/tmp/a/run"));
     CHECK(a != cgroup::parent_for_run("/tmp/b/run"));
+}
+
+TEST_CASE("cgroup: /proc/self/mounts gives the layout mountinfo gives") {
+    auto l = cgroup::parse_mounts("tmpfs /sys/fs/cgroup tmpfs rw,relatime,mode=755 0 0\n"
+                                  "cgroup /sys/fs/cgroup/cpu,cpuacct cgroup rw,relatime,cpu,cpuacct 0 0\n"
+                                  "cgroup /sys/fs/cgroup/memory cgroup rw,nosuid,memory 0 0\n"
+                                  "cgroup /sys/fs/cgroup/systemd cgroup rw,xattr,name=systemd 0 0\n"
+                                  "cgroup2 /sys/fs/cgroup/my\\040unified cgroup2 rw,nsdelegate 0 0\n");
+    REQUIRE(l);
+    CHECK(l->mode == cgroup::Mode::hybrid);
+    CHECK(l->unified == "/sys/fs/cgroup/my unified");
+    CHECK(l->v1.at("cpu") == "/sys/fs/cgroup/cpu,cpuacct");
+    CHECK(l->v1.at("cpuacct") == "/sys/fs/cgroup/cpu,cpuacct");
+    CHECK(l->v1.at("memory") == "/sys/fs/cgroup/memory");
+    CHECK(l->v1.size() == 3);
+    auto v2 = cgroup::parse_mounts("cgroup2 /sys/fs/cgroup cgroup2 rw,nosuid,nodev,noexec,relatime 0 0\n");
+    REQUIRE(v2);
+    CHECK(v2->mode == cgroup::Mode::v2);
+    auto none = cgroup::parse_mounts("proc /proc proc rw 0 0\n");
+    REQUIRE_FALSE(none);
+    CHECK(none.error().code == Code::not_found);
+
+    // And on this host, both files give the same answer.
+    auto mounts = fs::read_file("/proc/self/mounts");
+    auto info = fs::read_file("/proc/self/mountinfo");
+    REQUIRE(mounts);
+    REQUIRE(info);
+    auto a = cgroup::parse_mounts(*mounts);
+    auto b = cgroup::parse_mountinfo(*info);
+    REQUIRE(a.has_value() == b.has_value());
+    if (a) {
+        CHECK(a->mode == b->mode);
+        CHECK(a->unified == b->unified);
+        CHECK(a->v1 == b->v1);
+    }
 }

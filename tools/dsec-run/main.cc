@@ -1,6 +1,7 @@
 // dsec-run: create sandboxes, run commands in them, copy files, list and destroy them.
 #include <cstring>
 
+#include "dsec/cli/subcommands.h"
 #include "commands.h"
 
 using namespace dsec;
@@ -35,20 +36,19 @@ int main(int argc, char** argv) {
         ctx.command.assign(argv + cut + 1, argv + argc);
     }
     cli::add_path_options(app, ctx.paths);
-    run_tool::add_create(app, ctx);
-    run_tool::add_exec(app, ctx);
-    run_tool::add_run(app, ctx);
-    run_tool::add_cp(app, ctx);
-    run_tool::add_query(app, ctx);
-    run_tool::add_destroy(app, ctx);
-    run_tool::add_snapshot(app, ctx);
-    run_tool::add_fork(app, ctx);
-    run_tool::add_reset(app, ctx);
-    run_tool::add_control(app, ctx);
-    run_tool::add_session(app, ctx);
-    run_tool::add_log(app, ctx);
-    run_tool::add_logs(app, ctx);
-    run_tool::add_wait(app, ctx);
+    // Only the subcommand named is built (CLI11 builds all it is given before parsing).
+    using run_tool::Context;
+    auto add = [&](void (*f)(CLI::App&, Context&)) { return [&app, &ctx, f] { f(app, ctx); }; };
+    const cli::Subcommands table[] = {
+        {{"create"}, add(run_tool::add_create)},   {{"exec"}, add(run_tool::add_exec)},
+        {{"run"}, add(run_tool::add_run)},         {{"cp"}, add(run_tool::add_cp)},
+        {{"ls", "inspect"}, add(run_tool::add_query)}, {{"destroy"}, add(run_tool::add_destroy)},
+        {{"snapshot"}, add(run_tool::add_snapshot)}, {{"fork"}, add(run_tool::add_fork)},
+        {{"reset"}, add(run_tool::add_reset)},     {{"kill", "stats"}, add(run_tool::add_control)},
+        {{"session"}, add(run_tool::add_session)}, {{"log"}, add(run_tool::add_log)},
+        {{"logs"}, add(run_tool::add_logs)},       {{"wait"}, add(run_tool::add_wait)},
+    };
+    cli::add_named_subcommands(cut, argv, table);
 
     return cli::main(app, cut, argv, [&] { return ctx.action(); });
 }

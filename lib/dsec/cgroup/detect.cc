@@ -48,42 +48,72 @@ const char* mode_name(Mode m) {
     return "?";
 }
 
-Result<Layout> parse_mountinfo(std::string_view mountinfo) {
-    Layout layout;
-    bool any = false;
-    std::istringstream in{std::string(mountinfo)};
-    std::string line;
-    while (std::getline(in, line)) {
-        // "id parent maj:min root mountpoint opts [optional...] - fstype source superopts"
-        auto dash = line.find(" - ");
-        if (dash == std::string::npos) continue;
-        auto left = split(std::string_view(line).substr(0, dash), ' ');
-        auto right = split(std::string_view(line).substr(dash + 3), ' ');
-        if (left.size() < 5 || right.size() < 3) continue;
-        const std::string& fstype = right[0];
-        std::string mountpoint = unescape(left[4]);
-        if (fstype == "cgroup2") {
-            if (layout.unified.empty()) layout.unified = mountpoint;
-            any = true;
-        } else if (fstype == "cgroup") {
-            any = true;
-            for (auto& opt : split(right[2], ','))
-                for (const char* c : kControllers)
-                    if (opt == c && !layout.v1.count(opt)) layout.v1[opt] = mountpoint;
-        }
+namespace {
+// Notes one mount in `layout` when it is a cgroup hierarchy; `any` when it is.
+void add_mount(Layout& layout, bool& any, const std::string& fstype, const std::string& mountpoint,
+               const std::string& options) {
+    if (fstype == "cgroup2") {
+        if (layout.unified.empty()) layout.unified = mountpoint;
+        any = true;
+    } else if (fstype == "cgroup") {
+        any = true;
+        for (auto& opt : split(options, ','))
+            for (const char* c : kControllers)
+                if (opt == c && !layout.v1.count(opt)) layout.v1[opt] = mountpoint;
     }
-    if (!any) return fail(make_error(Code::not_found, "no cgroup filesystem is mounted", "/proc/self/mountinfo"));
+}
+
+// Calls `f` with each line of `text`.
+template <class F>
+void each_line(std::string_view text, F f) {
+    std::istringstream in{std::string(text)};
+    std::string line;
+    while (std::getline(in, line)) f(line);
+}
+
+Result<Layout> finish(Layout layout, bool any, const char* source) {
+    if (!any) return fail(make_error(Code::not_found, "no cgroup filesystem is mounted", source));
     if (layout.v1.empty()) layout.mode = Mode::v2;
     else layout.mode = layout.unified.empty() ? Mode::v1 : Mode::hybrid;
     return layout;
+}
+}  // namespace
+
+Result<Layout> parse_mountinfo(std::string_view mountinfo) {
+    Layout layout;
+    bool any = false;
+    each_line(mountinfo, [&](const std::string& line) {
+        // "id parent maj:min root mountpoint opts [optional...] - fstype source superopts"
+        auto dash = line.find(" - ");
+        if (dash == std::string::npos) return;
+        auto left = split(std::string_view(line).substr(0, dash), ' ');
+        auto right = split(std::string_view(line).substr(dash + 3), ' ');
+        if (left.size() >= 5 && right.size() >= 3) add_mount(layout, any, right[0], unescape(left[4]), right[2]);
+    });
+    return finish(std::move(layout), any, "/proc/self/mountinfo");
+}
+
+Result<Layout> parse_mounts(std::string_view mounts) {
+    Layout layout;
+    bool any = false;
+    each_line(mounts, [&](const std::string& line) {
+        // "source mountpoint fstype options dump pass"; a cgroup's options end with its
+        // controllers, as mountinfo's super options do.
+        auto f = split(line, ' ');
+        if (f.size() >= 4) add_mount(layout, any, f[2], unescape(f[1]), f[3]);
+    });
+    return finish(std::move(layout), any, "/proc/self/mounts");
 }
 
 Result<Layout> detect() {
     static std::once_flag once;
     static Result<Layout> cached = fail(make_error(Code::internal, "cgroup layout not read"));
     std::call_once(once, [] {
-        auto text = fs::read_file("/proc/self/mountinfo");
-        cached = text ? parse_mountinfo(*text) : Result<Layout>(fail(text.error()));
+        // /proc/self/mounts, not mountinfo: the same hierarchies and controllers, cheaper
+        // for the kernel to produce (mountinfo resolves each cgroup mount's root path);
+        // this runs at every exec, create and one-shot.
+        auto text = fs::read_file("/proc/self/mounts");
+        cached = text ? parse_mounts(*text) : Result<Layout>(fail(text.error()));
     });
     return cached;
 }

@@ -27,7 +27,11 @@ struct Layout {
 /// Errors: not_found when no cgroup filesystem is mounted at all.
 Result<Layout> parse_mountinfo(std::string_view mountinfo);
 
-/// Reads /proc/self/mountinfo once and caches the answer for the process's lifetime.
+/// Parses /proc/self/mounts text ("source mountpoint fstype options 0 0") into the same
+/// layout. Errors: not_found when no cgroup filesystem is mounted at all.
+Result<Layout> parse_mounts(std::string_view mounts);
+
+/// Reads /proc/self/mounts once and caches the answer for the process's lifetime.
 Result<Layout> detect();
 
 /// "v1", "v2" or "hybrid".
