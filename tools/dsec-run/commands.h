@@ -12,6 +12,7 @@
 #include "dsec/json/jsonl.h"
 #include "dsec/sandbox/create_args.h"
 #include "dsec/sandbox/exec.h"
+#include "dsec/sandbox/pool.h"
 #include "dsec/sandbox/sandbox.h"
 
 namespace dsec::run_tool {
@@ -55,7 +56,23 @@ Result<std::vector<std::string>> ids_or_records(const std::vector<std::string>& 
 Result<mount::Rootfs> rootfs_from_layers(const Context& ctx, const std::vector<std::string>& layers,
                                          const std::string& id, bool verify, bool disk_upper = true);
 
+/// A pool's create configuration (pool.cc): the options checked, the key made of them.
+struct PoolSetup {
+    sandbox::CreateOptions options;  // id empty; disk set for an in-memory upper
+    std::vector<std::string> layers;
+    bool verify = false, memory_upper = true;
+    nlohmann::json config;           // what the key is the digest of
+    sandbox::pool::Pool pool;
+};
+/// Errors: usage (no --layers, an --id), the options' own, a layer not in the store, a
+/// policy or seccomp file that cannot be read.
+Result<PoolSetup> pool_setup(const Context& ctx, const CreateArgs& args, bool memory_upper);
+/// run --pool: draws a sandbox made ahead (or makes one when none is ready), runs the
+/// command in it, and leaves its teardown and the refill to a background process.
+Result<int> run_pooled(const Context& ctx, const PoolSetup& setup, size_t size, const sandbox::ExecOptions& options);
+
 void add_create(CLI::App& app, Context& ctx);
+void add_pool(CLI::App& app, Context& ctx);
 void add_exec(CLI::App& app, Context& ctx);
 void add_run(CLI::App& app, Context& ctx);
 void add_destroy(CLI::App& app, Context& ctx);

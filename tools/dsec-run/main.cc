@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
         "  dsec-run snapshot $id --name task | jq -r '.parents[], .digest' | xargs dsec-layer ls \\\n"
         "    | dsec-mount | dsec-run create\n"
         "  dsec-run fork $id --count 4; dsec-run reset $id; dsec-run destroy $id\n"
+        "  dsec-run run --pool 8 --layers base -- ./check   # drawn from 8 made ahead\n"
         "  s=$(dsec-run session open $id | jq -r .id); dsec-run session exec $s -- 'cd /src && make'\n"
         "  dsec-run log $id; dsec-run destroy --keep-log ./logs $id"));
     cli::add_version(app);
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
         {{"reset"}, add(run_tool::add_reset)},     {{"kill", "stats"}, add(run_tool::add_control)},
         {{"session"}, add(run_tool::add_session)}, {{"log"}, add(run_tool::add_log)},
         {{"logs"}, add(run_tool::add_logs)},       {{"wait"}, add(run_tool::add_wait)},
+        {{"pool"}, add(run_tool::add_pool)},
     };
     cli::add_named_subcommands(cut, argv, table);
 

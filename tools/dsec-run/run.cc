@@ -9,20 +9,34 @@ void add_run(CLI::App& app, Context& ctx) {
         CreateArgs create;
         ExecArgs exec;
         bool keep = false, upper_on_disk = false;
+        size_t pool = 0;
     };
     auto o = std::make_shared<Opts>();
     auto* cmd = app.add_subcommand("run", "create a sandbox from --layers, run one command, destroy it");
     cmd->footer(cli::example("  dsec-run run --layers base -- python3 -c 'print(1)'   # exit status: the command's\n"
-                             "  dsec-run run --layers base,tools --memory 1G --timeout 30s --json -- make test"));
+                             "  dsec-run run --layers base,tools --memory 1G --timeout 30s --json -- make test\n"
+                             "  dsec-run run --pool 4 --layers base -- ./grade   # from 4 made ahead, refilled behind"));
     cli::takes_command(cmd);
     add_create_options(cmd, o->create);
     add_exec_options(cmd, o->exec, false);
     cmd->add_flag("--keep", o->keep, "keep the sandbox afterwards (its record goes to stderr; its upper is on disk)");
     cmd->add_flag("--upper-on-disk", o->upper_on_disk,
                   "keep the writable upper on local disk as create does (default: in memory, at most --disk)");
+    cmd->add_option("--pool", o->pool,
+                    "draw the sandbox from N made ahead with the same create options, refilled and torn down "
+                    "in the background (see dsec-run pool)")
+        ->check(CLI::Range(1, 10000));
     cmd->callback([&ctx, o] {
         ctx.action = [&ctx, o]() -> Result<int> {
             if (o->create.layers.empty()) return fail(make_error(Code::usage, "run needs --layers"));
+            if (o->pool > 0) {
+                if (o->keep) return fail(make_error(Code::usage, "--keep and --pool: a drawn sandbox is torn down after its command"));
+                auto eopts = o->exec.to_options(ctx.command);
+                if (!eopts) return fail(eopts.error());
+                auto setup = pool_setup(ctx, o->create, !o->upper_on_disk);
+                if (!setup) return fail(setup.error());
+                return run_pooled(ctx, *setup, o->pool, *eopts);
+            }
             auto copts = o->create.to_options();
             if (!copts) return fail(copts.error());
             copts->layer_store = ctx.paths.layers();

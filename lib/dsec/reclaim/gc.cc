@@ -14,6 +14,7 @@
 #include "dsec/mount/layers.h"
 #include "dsec/net/egress.h"
 #include "dsec/sandbox/network.h"
+#include "dsec/sandbox/pool.h"
 #include "dsec/sandbox/sandbox.h"
 #include "dsec/sandbox/shared_memory.h"
 #include "dsec/sandbox/standby.h"
@@ -90,6 +91,32 @@ Status standbys(Pass& p, const std::string& id, const sandbox::State& state) {
     for (auto& item : *found)
         if (auto r = p.act(item.value("kind", ""), id, item.value("path", ""), json::object(), [] { return Status{}; }); !r)
             return r;
+    return {};
+}
+
+// Step 0: pool entries whose process died (a run killed between drawing a sandbox and its
+// teardown, a fill killed half-way) and pooled sandboxes whose init died: their
+// sandboxes are destroyed (sandbox/pool.h).
+Status pools(Pass& p) {
+    namespace pool = sandbox::pool;
+    auto keys = pool::keys(p.paths);
+    if (!keys) {
+        p.report.problem(std::move(keys.error()).context("gc pools"));
+        return {};
+    }
+    for (auto& key : *keys) {
+        auto at = pool::at(p.paths, key);
+        std::vector<std::string> found;
+        if (p.o.dry_run) {
+            if (auto c = pool::census(at); c) found = c->stale;
+        } else if (auto swept = pool::sweep(p.paths, at); swept) {
+            found = *swept;
+        } else if (swept.error().code != Code::not_found) {
+            p.report.problem(std::move(swept.error()).context("gc pool " + key));
+        }
+        for (auto& id : found)
+            if (auto r = p.act("pool_stale", id, at.dir, {{"pool", key}}, [] { return Status{}; }); !r) return r;
+    }
     return {};
 }
 
@@ -308,7 +335,7 @@ Status layer_temps(Pass& p, const dsec::Paths& paths) {
 
 Status collect_garbage(const dsec::Paths& paths, const GcOptions& o, const Report& report) {
     Pass p{sandbox::Paths(paths), o, report};
-    for (auto step : {sandboxes, cgroups, id_ranges, egress, uppers})
+    for (auto step : {pools, sandboxes, cgroups, id_ranges, egress, uppers})
         if (auto r = step(p); !r) return r;
     if (auto r = layer_mounts(p, paths); !r) return r;
     return layer_temps(p, paths);
