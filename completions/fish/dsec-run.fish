@@ -1,5 +1,5 @@
 # fish completion for dsec-run
-set -l subs create exec run cp ls inspect destroy snapshot fork reset kill stats session log logs wait
+set -l subs create exec run cp ls inspect destroy snapshot fork reset kill stats session log logs wait pool
 function __dsec_run_ids
     set -l run /run/dsec
     set -q DSEC_RUN; and set run $DSEC_RUN
@@ -22,31 +22,31 @@ complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a snapshot -d '
 complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a fork -d 'new sandboxes from a running one'
 complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a reset -d 'put sandboxes back to their layers'
 # create and run
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l id -r
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l hostname -r
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l memory -r
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l memcg -x -a 'own shared' -d 'memory cgroup: own or shared'
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l cpus -r
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l pids -r
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l disk -r
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -s e -l env -r
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -s w -l workdir -r
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -s u -l user -r
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l ttl -r
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l idle-ttl -r
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l class -x -a 'latency batch' -d 'CPU class'
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l label -r
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l policy -r
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l layers -x -a '(__dsec_run_layer_list)' -d 'layer names, base first'
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l network -r -a none
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l verify -d 'verify layer digests'
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l userns -r -a 'private host' -d 'user namespace'
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l cap-add -r -d 'keep a capability'
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l cap-drop -r -d 'drop a capability'
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l seccomp -r -F -d 'default, unconfined or a profile'
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l tmp-size -r -d 'size of /tmp, /dev/shm'
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l ulimit -r -d 'NAME=SOFT[:HARD]'
-complete -c dsec-run -n "__fish_seen_subcommand_from create run" -l bind -r -F -d 'SRC:DST[:ro|rw], read-only by default'
+complete -c dsec-run -n "__fish_seen_subcommand_from create run fill" -l id -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run fill" -l hostname -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run fill" -l memory -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run fill" -l memcg -x -a 'own shared' -d 'memory cgroup: own or shared'
+complete -c dsec-run -n "__fish_seen_subcommand_from create run fill" -l cpus -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run fill" -l pids -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run fill" -l disk -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run fill" -s e -l env -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run fill" -s w -l workdir -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run fill" -s u -l user -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run fill" -l ttl -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run fill" -l idle-ttl -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run fill" -l class -x -a 'latency batch' -d 'CPU class'
+complete -c dsec-run -n "__fish_seen_subcommand_from create run fill" -l label -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run fill" -l policy -r
+complete -c dsec-run -n "__fish_seen_subcommand_from create run fill" -l layers -x -a '(__dsec_run_layer_list)' -d 'layer names, base first'
+complete -c dsec-run -n "__fish_seen_subcommand_from create run fill" -l network -r -a none
+complete -c dsec-run -n "__fish_seen_subcommand_from create run fill" -l verify -d 'verify layer digests'
+complete -c dsec-run -n "__fish_seen_subcommand_from create run fill" -l userns -r -a 'private host' -d 'user namespace'
+complete -c dsec-run -n "__fish_seen_subcommand_from create run fill" -l cap-add -r -d 'keep a capability'
+complete -c dsec-run -n "__fish_seen_subcommand_from create run fill" -l cap-drop -r -d 'drop a capability'
+complete -c dsec-run -n "__fish_seen_subcommand_from create run fill" -l seccomp -r -F -d 'default, unconfined or a profile'
+complete -c dsec-run -n "__fish_seen_subcommand_from create run fill" -l tmp-size -r -d 'size of /tmp, /dev/shm'
+complete -c dsec-run -n "__fish_seen_subcommand_from create run fill" -l ulimit -r -d 'NAME=SOFT[:HARD]'
+complete -c dsec-run -n "__fish_seen_subcommand_from create run fill" -l bind -r -F -d 'SRC:DST[:ro|rw], read-only by default'
 complete -c dsec-run -n "__fish_seen_subcommand_from create exec destroy" -s P -l parallel -r -d 'at once'
 # exec and run
 complete -c dsec-run -n "__fish_seen_subcommand_from exec run" -l json -d 'capture output into a result record'
@@ -138,3 +138,18 @@ function __dsec_run_execs
     end
 end
 complete -c dsec-run -n "__fish_seen_subcommand_from logs wait" -a "(__dsec_run_execs)"
+# pool fill|ls|drain (fill takes the create options above)
+complete -c dsec-run -n "not __fish_seen_subcommand_from $subs" -a pool -d 'sandboxes made ahead for run --pool'
+complete -c dsec-run -n "__fish_seen_subcommand_from run" -l pool -r -d 'draw from N made ahead'
+function __dsec_run_pools
+    set -l run /run/dsec
+    set -q DSEC_RUN; and set run $DSEC_RUN
+    ls $run/pools 2>/dev/null
+end
+set -l pool_actions fill ls drain
+complete -c dsec-run -n "__fish_seen_subcommand_from pool; and not __fish_seen_subcommand_from $pool_actions" -a fill -d 'create sandboxes until the pool holds N'
+complete -c dsec-run -n "__fish_seen_subcommand_from pool; and not __fish_seen_subcommand_from $pool_actions" -a ls -d 'one record per pool'
+complete -c dsec-run -n "__fish_seen_subcommand_from pool; and not __fish_seen_subcommand_from $pool_actions" -a drain -d 'destroy a pool and its sandboxes'
+complete -c dsec-run -n "__fish_seen_subcommand_from pool; and __fish_seen_subcommand_from fill" -s n -l count -r -d 'sandboxes the pool holds'
+complete -c dsec-run -n "__fish_seen_subcommand_from pool; and __fish_seen_subcommand_from fill" -l upper-on-disk -d 'for runs with --upper-on-disk'
+complete -c dsec-run -n "__fish_seen_subcommand_from pool; and __fish_seen_subcommand_from ls drain" -a "(__dsec_run_pools)"
