@@ -1,5 +1,6 @@
 #!/bin/bash
-# dsec-bench compare: one bench record with dsec, bwrap and runc figures (or a reason why
+# dsec-bench compare: one bench record with dsec (made on the spot and drawn from a warm
+# pool), bwrap and runc figures (or a reason why
 # a tool is unavailable), ordered percentiles, per-pair ratios; nothing left behind.
 . "$(dirname "$0")/lib.sh"
 
@@ -11,6 +12,9 @@ check_bench compare "$T/out.jsonl"
 jq -e '.baselines | to_entries | all(.value.does.how and (.value.unavailable // "" | type == "string"))' "$T/out.jsonl" >/dev/null \
     || fail "a baseline without a description"
 jq -e '.figures.dsec_ms.n == 2' "$T/out.jsonl" >/dev/null || fail "dsec was not measured"
+# The warm pool too, against bwrap and against a sandbox made on the spot.
+jq -e '.figures["dsec-pool_ms"].n == 2 and .ratios["dsec-pool/dsec"].pairs == 2' "$T/out.jsonl" >/dev/null ||
+    fail "dsec-pool was not measured: $(jq -c '.baselines["dsec-pool"]' "$T/out.jsonl")"
 for tool in bwrap runc; do
     jq -e --arg t "$tool" '(.baselines[$t].unavailable != null) or
         (.figures[$t + "_ms"].n == 2 and .ratios["dsec/" + $t].median > 0 and .ratios["dsec/" + $t].pairs == 2)' \

@@ -1,7 +1,12 @@
 // dsec-bench compare, run and exec: latency of one-shot commands and of exec into live
 // sandboxes, interleaved with bubblewrap, runc and a plain fork/exec.
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
 #include "dsec/bench/spawn.h"
 #include "dsec/json/jsonl.h"
+#include "dsec/sandbox/pool.h"
 #include "dsec/sys/fs.h"
 #include "commands.h"
 
@@ -36,6 +41,71 @@ Variant dsec_run_variant(Context& ctx) {
     }
     v.once = [t, l = *layer](size_t) { return timed({t.run, "run", "--layers", l, "--", "/bin/true"}); };
     return v;
+}
+
+// The pooled variant's size: enough that a run always finds one ready.
+constexpr const char* kPoolSize = "4";
+
+// The run directory dsec-run sees (the workspace's, when private).
+sandbox::Paths run_paths(const Context& ctx) {
+    dsec::Paths p = ctx.paths;
+    if (const char* run = std::getenv("DSEC_RUN")) p.run = run;
+    if (const char* root = std::getenv("DSEC_ROOT")) p.root = root;
+    return sandbox::Paths(p);
+}
+
+// Waits until no background teardown or refill of the pool is at work and it is full
+// again, reading its directory (no process per poll). Errors: busy after 60 s.
+Status settle_pool(const sandbox::Paths& paths, const std::string& key) {
+    auto at = sandbox::pool::at(paths, key);
+    for (int i = 0; i < 60000; i++) {
+        auto c = sandbox::pool::census(at);
+        if (c && c->making.empty() && c->claimed.empty() && c->ready.size() >= c->size) return {};
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return fail(make_error(Code::busy, "pool " + key + " did not refill within 60 s", at.dir));
+}
+
+// dsec-run run --pool: the sandbox is drawn from ones made ahead. The drawn sandbox's
+// teardown and the refill run in the background after each run; the variant waits for
+// them after its timing, so they load no other variant's run (and are in no timing: the
+// record says so).
+Variant dsec_pool_variant(Context& ctx, std::string& pool_key) {
+    Variant v{"dsec-pool",
+              dsec_does(std::string("dsec-run run --pool ") + kPoolSize +
+                        " --layers LAYER -- /bin/true (drawn from sandboxes made ahead with the same options; "
+                        "its teardown and the refill run in the background after the run, and are waited for "
+                        "outside the timing)"),
+              {}, {}, {}};
+    auto t = DsecTools::find();
+    v.unavailable = t.run_missing("pool");
+    if (!v.unavailable.empty()) return v;
+    auto layer = ensure_layer(ctx);
+    if (!layer) {
+        v.unavailable = layer.error().describe();
+        return v;
+    }
+    auto filled = bench::spawn_checked({t.run, "pool", "fill", "-n", kPoolSize, "--layers", *layer}, {.capture_stdout = true});
+    json rec = filled ? json::parse(bench::last_line(filled->out), nullptr, false) : json();
+    if (!filled || !rec.is_object() || !rec.contains("key")) {
+        v.unavailable = filled ? "dsec-run pool fill printed no pool record" : filled.error().describe();
+        return v;
+    }
+    pool_key = rec["key"].get<std::string>();
+    v.once = [t, l = *layer, paths = run_paths(ctx), key = pool_key](size_t) -> Result<double> {
+        auto ms = timed({t.run, "run", "--pool", kPoolSize, "--layers", l, "--", "/bin/true"});
+        if (!ms) return ms;
+        if (auto s = settle_pool(paths, key); !s) return fail(s.error());
+        return ms;
+    };
+    return v;
+}
+
+// Destroys the pooled variant's sandboxes once its last teardown is done.
+void drain_pool(const Context& ctx, const std::string& key) {
+    if (key.empty()) return;
+    (void)settle_pool(run_paths(ctx), key);
+    (void)bench::spawn({DsecTools::find().run, "pool", "drain", key});
 }
 
 Variant bwrap_variant(const Context& ctx) {
@@ -115,11 +185,17 @@ void add_compare(CLI::App& app, Context& ctx) {
         ctx.action = [&ctx]() -> Result<int> {
             if (auto r = prepare(ctx); !r) return fail(r.error());
             size_t n = ctx.iterations(20);
-            std::vector<Variant> vs{dsec_run_variant(ctx), bwrap_variant(ctx), runc_variant(ctx)};
+            std::string pool_key;
+            std::vector<Variant> vs{dsec_run_variant(ctx), dsec_pool_variant(ctx, pool_key), bwrap_variant(ctx),
+                                    runc_variant(ctx)};
             auto rec = new_record("compare", "one-shot /bin/true in a fresh sandbox started from the same tree, "
-                                             "under dsec, bwrap and runc, run alternately (A B C A B C ...)");
+                                             "under dsec (made on the spot, and drawn from a warm pool), bwrap "
+                                             "and runc, run alternately (A B C D A B C D ...)");
             rec["counts"] = {{"iterations", n}, {"warmup", ctx.opt.warmup}};
-            if (auto r = interleave(vs, n, ctx.opt.warmup, "compare"); !r) return fail(r.error());
+            auto ran = interleave(vs, n, ctx.opt.warmup, "compare");
+            drain_pool(ctx, pool_key);
+            if (!ran) return fail(ran.error());
+            add_variants(rec, vs, "dsec-pool");
             if (auto r = finish(ctx, rec, vs, "dsec", "one-shot /bin/true: latency CDF"); !r) return fail(r.error());
             return 0;
         };

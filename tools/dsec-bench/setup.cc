@@ -144,7 +144,7 @@ std::string DsecTools::run_missing(const std::string& sub) const {
 
 json dsec_does(const std::string& how) {
     return {{"how", how},
-            {"namespaces", {"mount", "pid", "net", "ipc", "uts", "cgroup"}},
+            {"namespaces", {"user", "mount", "pid", "net", "ipc", "uts", "cgroup"}},
             {"cgroups", "a cgroup per sandbox (memory, cpu, pids)"},
             {"root", "overlay: the EROFS layer (mounted once per host) + a private writable upper"},
             {"network", "none (private loopback)"}};
