@@ -61,10 +61,12 @@ TEST_CASE("a census tells ready, making, claimed and stale entries apart") {
     CHECK(*keys == std::vector<std::string>{at.key});
 
     // A claim passes to another process by name; release drops this process's.
-    touch(at.dir + "/.claimed.ffffffffffff.999999999.7");
-    REQUIRE(pool::take_over(at, "ffffffffffff", 999999999, 7));
-    CHECK(fs::exists(at.dir + "/.claimed.ffffffffffff." + me()));
+    touch(at.dir + "/.claimed.ffffffffffff." + me());
+    REQUIRE(pool::hand_over(at, "ffffffffffff", 999999999, 7));
+    CHECK(fs::exists(at.dir + "/.claimed.ffffffffffff.999999999.7"));
+    CHECK_FALSE(fs::exists(at.dir + "/.claimed.ffffffffffff." + me()));
+    CHECK_FALSE(pool::hand_over(at, "ffffffffffff", 999999999, 7));  // no longer this process's
+    touch(at.dir + "/.claimed.ffffffffffff." + me());
     pool::release(at, "ffffffffffff");
     CHECK_FALSE(fs::exists(at.dir + "/.claimed.ffffffffffff." + me()));
-    CHECK_FALSE(pool::take_over(at, "ffffffffffff", 999999999, 7));  // nothing to take over
 }

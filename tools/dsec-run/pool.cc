@@ -112,18 +112,19 @@ void finish_in_background(const Context& ctx, const PoolSetup& s, const std::vec
     auto paths = ctx.sandbox_paths();
     int handed[2];
     if (::pipe2(handed, O_CLOEXEC) < 0) return;  // nothing handed over: the next fill sweeps the claims
-    int from_pid = ::getpid();
-    unsigned long long from_start = proc::process_start(from_pid);
     pid_t child = ::fork();
     if (child == 0) {
-        // Twice forked, in a session of its own, on /dev/null: the caller that reads our
-        // output to its end does not wait for the teardown and the refill.
+        // In a session of its own, on /dev/null: the caller that reads our output to its
+        // end does not wait for the teardown and the refill. It starts once its claims
+        // are its own (the parent closes the pipe after handing them over, or dies).
         ::setsid();
-        if (::fork() != 0) ::_exit(0);
+        ::close(handed[1]);
+        char c;
+        while (::read(handed[0], &c, 1) < 0 && errno == EINTR) {
+        }
         int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
         for (int fd = 0; fd < 3; fd++) ::dup2(null, fd);
-        for (auto& id : used) pool::take_over(s.pool, id, from_pid, from_start);
-        ::syscall(SYS_close_range, 3U, ~0U, 0U);  // the pipe too: the caller may go
+        ::syscall(SYS_close_range, 3U, ~0U, 0U);
         for (auto& id : used) {
             auto d = sandbox::destroy(paths, id, sandbox::Missing::ok);
             if (!d) {
@@ -135,16 +136,14 @@ void finish_in_background(const Context& ctx, const PoolSetup& s, const std::vec
         if (auto made = pool::fill(paths, s.pool, pool_maker(ctx, s)); !made) pool::note_error(s.pool, made.error());
         ::_exit(0);
     }
-    ::close(handed[1]);
-    if (child > 0) {
-        int status;
-        while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-        }
-        char c;
-        while (::read(handed[0], &c, 1) < 0 && errno == EINTR) {
-        }
-    }
     ::close(handed[0]);
+    // Not waited for: this process exits next, and the child goes to the reaper above.
+    if (child > 0) {
+        unsigned long long start = proc::process_start(child);
+        for (auto& id : used)
+            if (auto r = pool::hand_over(s.pool, id, child, start); !r) pool::note_error(s.pool, r.error());
+    }
+    ::close(handed[1]);
 }
 
 Result<int> run_pooled(const Context& ctx, const PoolSetup& s, size_t size, const sandbox::ExecOptions& eopts) {

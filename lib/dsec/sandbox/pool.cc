@@ -253,9 +253,9 @@ Status adopt(const Pool& pool, const std::string& id) {
     return {};
 }
 
-Status take_over(const Pool& pool, const std::string& id, int from_pid, unsigned long long from_start) {
-    std::string from = pool.dir + "/.claimed." + id + suffix_of(from_pid, from_start);
-    std::string to = pool.dir + "/" + claimed_name(id);
+Status hand_over(const Pool& pool, const std::string& id, int to_pid, unsigned long long to_start) {
+    std::string from = pool.dir + "/" + claimed_name(id);
+    std::string to = pool.dir + "/.claimed." + id + suffix_of(to_pid, to_start);
     if (::rename(from.c_str(), to.c_str()) < 0) return fail(sys_error("rename", from));
     return {};
 }

@@ -81,9 +81,9 @@ void release(const Pool& pool, const std::string& id);
 /// before the sandbox so that a crash at any point leaves it to a sweep.
 Status adopt(const Pool& pool, const std::string& id);
 
-/// Passes the claim on `id` held by process `from_pid` (started at `from_start`) to this
-/// one: a background child finishing the work of the process that drew it.
-Status take_over(const Pool& pool, const std::string& id, int from_pid, unsigned long long from_start);
+/// Passes this process's claim on `id` to process `to_pid` (started at `to_start`): a
+/// background child that finishes the work after this process exits.
+Status hand_over(const Pool& pool, const std::string& id, int to_pid, unsigned long long to_start);
 
 /// Keeps `e` as the pool's last error (a background refill has no one to tell);
 /// census() shows it.
