@@ -36,10 +36,18 @@ bool anything_left(const Paths& paths, const std::string& id, const cgroup::Cgro
 
 Result<json> destroy(const Paths& paths, const std::string& id, Missing missing, const std::string& keep_log_dir) {
     if (auto r = check_id(id); !r) return fail(r.error());
+    // Under the sandbox's lock, so that the state read once here is the one torn down.
+    fs::Lock held;
+    if (fs::exists(paths.state_dir(id))) {
+        auto l = lock(paths, id);
+        if (l) held = std::move(*l);
+    }
     // Not open_sandbox(): a sandbox whose state is missing, does not parse or names a
     // cgroup the layout no longer gives is destroyed all the same, in the memcg mode the
     // state names (own when it cannot be read).
-    auto found = cgroup_of(paths, id);
+    auto state = load(paths, id);
+    State st = state ? *state : State{.id = id};
+    auto found = cgroup_of(paths, st);
     if (!found) return fail(found.error());
     const cgroup::Cgroup& cg = *found;
     if (!anything_left(paths, id, cg)) {
@@ -47,15 +55,8 @@ Result<json> destroy(const Paths& paths, const std::string& id, Missing missing,
             return fail(make_error(Code::not_found, "no sandbox \"" + id + "\" (unknown or destroyed)", id));
         return json{{"type", "sandbox"}, {"v", 1}, {"id", id}, {"state", "absent"}};
     }
-    fs::Lock held;
-    if (fs::exists(paths.state_dir(id))) {
-        auto l = lock(paths, id);
-        if (l) held = std::move(*l);
-    }
     // Whatever the state says (or if it is unreadable), mark the teardown first so that a
     // crash in the middle is seen and finished by the next destroy or gc.
-    auto state = load(paths, id);
-    State st = state ? *state : State{.id = id};
     if (fs::exists(paths.state_dir(id))) {
         st.lifecycle = Lifecycle::destroying;
         (void)save(paths, st);
