@@ -150,27 +150,40 @@ Result<int> run_pooled(const Context& ctx, const PoolSetup& s, size_t size, cons
     auto paths = ctx.sandbox_paths();
     if (auto r = pool::configure(s.pool, size, s.config); !r) return fail(r.error());
     std::vector<std::string> used;
-    auto drawn = pool::claim(paths, s.pool, used);
-    if (!drawn) return fail(drawn.error());
-    std::string id;
-    if (*drawn) {
-        id = **drawn;
-    } else {
-        // None ready (the first run, or runs faster than the refill): made here, under a
-        // claim of its own so that a crash before its teardown is swept like a drawn one.
-        id = random_hex(kSandboxIdBytes);
-        if (auto r = pool::adopt(s.pool, id); !r) return fail(r.error());
-        if (auto made = pool_maker(ctx, s)(id); !made) {
-            (void)sandbox::destroy(paths, id, sandbox::Missing::ok);
-            pool::release(s.pool, id);
+    Result<sandbox::ExecResult> r = fail(make_error(Code::internal, "no sandbox tried"));
+    for (;;) {
+        auto drawn = pool::claim(paths, s.pool, used);
+        if (!drawn) {
             finish_in_background(ctx, s, used);
-            return fail(made.error());
+            return fail(drawn.error());
         }
+        std::string id;
+        if (*drawn) {
+            id = **drawn;
+        } else {
+            // None ready (the first run, or runs faster than the refill): made here, under
+            // a claim of its own so that a crash before its teardown is swept like a drawn one.
+            id = random_hex(kSandboxIdBytes);
+            if (auto a = pool::adopt(s.pool, id); !a) {
+                finish_in_background(ctx, s, used);
+                return fail(a.error());
+            }
+            if (auto made = pool_maker(ctx, s)(id); !made) {
+                (void)sandbox::destroy(paths, id, sandbox::Missing::ok);
+                pool::release(s.pool, id);
+                finish_in_background(ctx, s, used);
+                return fail(made.error());
+            }
+        }
+        used.push_back(id);
+        r = sandbox::exec(paths, id, eopts);
+        // A drawn sandbox whose init died after the draw checked it: the command did not
+        // start there (not_running comes before anything runs), so the next one is tried.
+        if (!r && *drawn && r.error().code == Code::not_running) continue;
+        if (r && eopts.capture)
+            if (auto e = jsonl::emit(r->to_record(id)); !e) r = fail(e.error());
+        break;
     }
-    used.push_back(id);
-    auto r = sandbox::exec(paths, id, eopts);
-    if (r && eopts.capture)
-        if (auto e = jsonl::emit(r->to_record(id)); !e) r = fail(e.error());
     std::cout.flush();
     finish_in_background(ctx, s, used);
     if (!r) return fail(r.error());
