@@ -27,6 +27,11 @@ for mode in plain disk; do
     dsec-run exec "src-$mode" -- sh -c 'echo x > /work/suid && chmod 4755 /work/suid'
     dsec-run exec "src-$mode" -- sleep 1000 &
     sleeper=$!
+    # Running, not still starting: this checks that a live process survives the snapshot.
+    for _ in $(seq 200); do
+        dsec-run exec "src-$mode" -- sh -c 'ps | grep -q "[s]leep 1000"' && break
+        sleep 0.05
+    done
     rec=$(dsec-run snapshot "src-$mode" --name "snap-$mode") || fail "$mode: snapshot"
     jq -e --arg n "snap-$mode" '.type == "layer" and .name == $n and (.digest | startswith("sha256:"))
         and .neutralized_total == 1 and .neutralized[0].path == "work/suid" and .neutralized[0].what == "setuid"
