@@ -21,8 +21,8 @@ for s in exec run; do
     grep -qE "^Usage: dsec-run $s \[OPTIONS\].* -- CMD \[ARG\.\.\.\]$" <<<"$text" || fail "$s usage: $(grep Usage <<<"$text")"
 done
 dsec-run session exec --help | grep -qE '^Usage: .*session exec .* -- CMD \[ARG\.\.\.\]$' || fail "session exec usage"
-for s in create exec run cp destroy snapshot fork reset kill stats ls inspect; do
-    dsec-run $s --help | grep -A1 '^Example:' | grep -q "dsec-run $s" || fail "dsec-run $s --help has no example of its own"
+for s in create exec run cp destroy snapshot fork reset kill stats ls inspect log logs wait pool "pool fill" "pool ls" "pool drain" session "session open" "session exec" "session ls" "session close"; do
+    dsec-run $s --help | grep -A2 '^Example:' | grep -q "dsec-run $s" || fail "dsec-run $s --help has no example of its own"
 done
 for s in build export import import-image tag rm verify gc publish ls inspect; do
     dsec-layer $s --help | grep -A2 '^Example:' | grep -q "dsec-layer $s" || fail "dsec-layer $s --help has no example of its own"

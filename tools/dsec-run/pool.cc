@@ -194,6 +194,8 @@ Result<int> run_pooled(const Context& ctx, const PoolSetup& s, size_t size, cons
 void add_pool(CLI::App& app, Context& ctx) {
     auto* cmd = app.add_subcommand("pool", "sandboxes made ahead for run --pool: fill, ls, drain");
     cmd->require_subcommand(1, 1);
+    cmd->footer(cli::example("  dsec-run pool fill -n 8 --layers base; dsec-run pool ls\n"
+                             "  dsec-run run --pool 8 --layers base -- ./check; dsec-run pool drain"));
 
     struct FillArgs {
         CreateArgs create;

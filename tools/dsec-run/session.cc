@@ -17,6 +17,9 @@ std::string command_string(const std::vector<std::string>& words) {
 void add_session(CLI::App& app, Context& ctx) {
     auto* session = app.add_subcommand("session", "persistent shells in a sandbox: cd, variables and jobs carry over");
     session->require_subcommand(1, 1);
+    session->footer(cli::example("  s=$(dsec-run session open box1 | jq -r .id)\n"
+                                 "  dsec-run session exec $s -- 'cd /src'; dsec-run session exec $s -- make test\n"
+                                 "  dsec-run session close $s"));
 
     struct OpenArgs {
         std::string id;
@@ -24,6 +27,7 @@ void add_session(CLI::App& app, Context& ctx) {
     };
     auto op = std::make_shared<OpenArgs>();
     auto* open = session->add_subcommand("open", "start a shell in a sandbox; prints a session record");
+    open->footer(cli::example("  dsec-run session open box1 -w /src -e CI=1 | jq -r .id"));
     open->add_option("ID", op->id, "sandbox id")->required();
     open->add_option("--shell", op->options.shell, "the shell to run (default /bin/sh)");
     open->add_option("-e,--env", op->options.env, "K=V added to the sandbox's environment (repeatable)")->allow_extra_args(false);
@@ -47,6 +51,7 @@ void add_session(CLI::App& app, Context& ctx) {
     };
     auto ex = std::make_shared<ExecArgs>();
     auto* exec = session->add_subcommand("exec", "run a command string in a session's shell; prints a result record");
+    exec->footer(cli::example("  dsec-run session exec $s --timeout 10m -- 'export CC=clang; make -j2'   # exit status: the command's"));
     cli::takes_command(exec);
     exec->add_option("SESSION", ex->session, "session id (from session open)")->required();
     exec->add_option("--timeout", ex->timeout, "kill what the command started after this long, e.g. 30s");
@@ -78,6 +83,7 @@ void add_session(CLI::App& app, Context& ctx) {
 
     auto ls_id = std::make_shared<std::string>();
     auto* ls = session->add_subcommand("ls", "session records of a sandbox, or of every sandbox");
+    ls->footer(cli::example("  dsec-run session ls box1 | jq -r .id"));
     ls->add_option("ID", *ls_id, "sandbox id");
     ls->callback([&ctx, ls_id] {
         ctx.action = [&ctx, ls_id]() -> Result<int> {
@@ -91,6 +97,7 @@ void add_session(CLI::App& app, Context& ctx) {
 
     auto sessions = std::make_shared<std::vector<std::string>>();
     auto* close = session->add_subcommand("close", "end sessions: their shells and whatever they still run");
+    close->footer(cli::example("  dsec-run session ls box1 | jq -r .id | xargs dsec-run session close"));
     close->add_option("SESSION", *sessions, "session ids")->required();
     close->callback([&ctx, sessions] {
         ctx.action = [&ctx, sessions]() -> Result<int> {
