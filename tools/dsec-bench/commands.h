@@ -96,6 +96,10 @@ struct DsecTools {
     std::string run_missing(const std::string& sub) const;
 };
 
+/// The benchmark layer, once dsec-run and its `sub`command are usable and the layer is
+/// built (ensure_layer). Errors: not_found (why dsec-run is unusable), dsec-layer's.
+Result<std::string> dsec_ready(Context& ctx, const DsecTools& t, const std::string& sub);
+
 /// What a dsec sandbox is made of, for the "baselines"/"does" entries.
 json dsec_does(const std::string& how);
 

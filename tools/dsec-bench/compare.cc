@@ -32,9 +32,7 @@ Variant fork_exec_variant(const Context& ctx) {
 Variant dsec_run_variant(Context& ctx) {
     Variant v{"dsec", dsec_does("dsec-run run --layers LAYER -- /bin/true (one-shot: create, exec, destroy)"), {}, {}, {}};
     auto t = DsecTools::find();
-    v.unavailable = t.run_missing("run");
-    if (!v.unavailable.empty()) return v;
-    auto layer = ensure_layer(ctx);
+    auto layer = dsec_ready(ctx, t, "run");
     if (!layer) {
         v.unavailable = layer.error().describe();
         return v;
@@ -78,9 +76,7 @@ Variant dsec_pool_variant(Context& ctx, std::string& pool_key) {
                         "outside the timing)"),
               {}, {}, {}};
     auto t = DsecTools::find();
-    v.unavailable = t.run_missing("pool");
-    if (!v.unavailable.empty()) return v;
-    auto layer = ensure_layer(ctx);
+    auto layer = dsec_ready(ctx, t, "pool");
     if (!layer) {
         v.unavailable = layer.error().describe();
         return v;
@@ -228,15 +224,13 @@ void add_compare(CLI::App& app, Context& ctx) {
             size_t live = ctx.opt.count ? ctx.opt.count : 2;
             Sandboxes boxes{DsecTools::find(), {}, {}};
             Variant dsec{"dsec", dsec_does("dsec-run exec ID -- /bin/true into live idle sandboxes, round robin"),
-                         {}, boxes.tools.run_missing("exec"), {}};
-            if (dsec.unavailable.empty()) {
-                auto layer = ensure_layer(ctx);
-                for (size_t i = 0; layer && i < live && dsec.unavailable.empty(); i++) {
-                    auto rec = create_sandbox(boxes.tools, *layer);
-                    if (!rec) dsec.unavailable = rec.error().describe();
-                    else boxes.add(*rec);
-                }
-                if (!layer) dsec.unavailable = layer.error().describe();
+                         {}, {}, {}};
+            auto layer = dsec_ready(ctx, boxes.tools, "exec");
+            if (!layer) dsec.unavailable = layer.error().describe();
+            for (size_t i = 0; layer && i < live && dsec.unavailable.empty(); i++) {
+                auto rec = create_sandbox(boxes.tools, *layer);
+                if (!rec) dsec.unavailable = rec.error().describe();
+                else boxes.add(*rec);
             }
             dsec.once = [&boxes](size_t i) {
                 return timed({boxes.tools.run, "exec", boxes.ids[i % boxes.ids.size()], "--", "/bin/true"});

@@ -74,14 +74,9 @@ Result<std::pair<std::vector<double>, double>> create_parallel(Sandboxes& boxes,
     return std::pair{ms, wall};
 }
 
-Result<std::string> dsec_ready(Context& ctx, const DsecTools& t) {
-    if (auto why = t.run_missing("create"); !why.empty()) return fail(make_error(Code::not_found, why, "dsec-run"));
-    return ensure_layer(ctx);
-}
-
 Status run_create(Context& ctx) {
     Sandboxes boxes{DsecTools::find(), {}, {}};
-    auto layer = dsec_ready(ctx, boxes.tools);
+    auto layer = dsec_ready(ctx, boxes.tools, "create");
     if (!layer) return fail(layer.error());
     size_t n = ctx.iterations(40), parallel = ctx.opt.parallel ? ctx.opt.parallel : 2;
     auto rec = new_record("create", "idle sandboxes created from one layer, one dsec-run create --layers LAYER "
@@ -176,7 +171,7 @@ Result<std::vector<double>> probe_creates(const DsecTools& t, const std::string&
 
 Status run_density(Context& ctx) {
     Sandboxes boxes{DsecTools::find(), {}, {}};
-    auto layer = dsec_ready(ctx, boxes.tools);
+    auto layer = dsec_ready(ctx, boxes.tools, "create");
     if (!layer) return fail(layer.error());
     size_t n = ctx.opt.count ? ctx.opt.count : ctx.scaled(100);
     uint64_t budget = 0;

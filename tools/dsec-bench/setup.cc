@@ -142,6 +142,11 @@ std::string DsecTools::run_missing(const std::string& sub) const {
     return "";
 }
 
+Result<std::string> dsec_ready(Context& ctx, const DsecTools& t, const std::string& sub) {
+    if (auto why = t.run_missing(sub); !why.empty()) return fail(make_error(Code::not_found, why, "dsec-run"));
+    return ensure_layer(ctx);
+}
+
 json dsec_does(const std::string& how) {
     return {{"how", how},
             {"namespaces", {"user", "mount", "pid", "net", "ipc", "uts", "cgroup"}},
