@@ -11,5 +11,21 @@ jq -e '.counts.sandboxes == 3 and .counts.parallel == 2 and .counts.created_per_
 # The pipeline form is measured when dsec-mount is built, and says so when not.
 jq -e '(.counts.batch_created_per_second > 0) or (.baselines["dsec-batch"].unavailable != null)' "$T/out.jsonl" >/dev/null \
     || fail "create: batch neither measured nor unavailable"
+
+# The record names the state directory's filesystem; ext4 without a journal (whose inode
+# allocation skips recently freed inodes) is said on stderr too.
+if command -v mkfs.ext4 >/dev/null; then
+    truncate -s 64M "$T/nojournal.img"
+    mkfs.ext4 -q -O ^has_journal "$T/nojournal.img"
+    mkdir "$T/nj"
+    mount -o loop "$T/nojournal.img" "$T/nj"
+    TMPDIR="$T/nj" dsec-bench create -n 1 -P 1 --warmup 0 > "$T/nj.jsonl" 2> "$T/nj.err"
+    umount "$T/nj"
+    jq -e '.machine.state_fs.type == "ext4" and .machine.state_fs.journal == false' "$T/nj.jsonl" >/dev/null \
+        || { cat "$T/nj.jsonl" >&2; fail "create: no-journal ext4 not recorded"; }
+    grep -q "ext4 without a journal" "$T/nj.err" || { cat "$T/nj.err" >&2; fail "no note of the missing journal"; }
+    jq -e '.machine.state_fs.journal == null' "$T/out.jsonl" >/dev/null || jq -e '.machine.state_fs.type == "ext4"' "$T/out.jsonl" >/dev/null \
+        || fail "journal given for a filesystem other than ext4"
+fi
 check_clean
 echo ok

@@ -5,7 +5,8 @@ check_bench() {
     jq -e --arg name "$1" '
         .type == "bench" and .v == 1 and .name == $name and (.what | length > 0)
         and (.machine | .cores >= 1 and .memory_bytes > 0 and (.kernel | length > 0)
-             and (.cgroup_mode | IN("v1", "v2", "hybrid", "none")))
+             and (.cgroup_mode | IN("v1", "v2", "hybrid", "none"))
+             and (.state_fs.type | length > 0) and (.state_fs.path | startswith("/")))
         and (.counts | type == "object") and (.ratios | type == "object")
         and (.baselines | type == "object")
         and (.figures | length > 0)

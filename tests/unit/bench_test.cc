@@ -73,6 +73,19 @@ TEST_CASE("the cgroup layout is told from the mount table") {
     CHECK(cgroup_mode_from_mounts("proc /proc proc rw 0 0\n") == "none");
 }
 
+TEST_CASE("the state filesystem: its type, and an ext4 journal from its task file") {
+    CHECK(ext4_journal_from_task("22762\n") == std::optional<bool>(true));
+    CHECK(ext4_journal_from_task("<none>\n") == std::optional<bool>(false));
+    CHECK_FALSE(ext4_journal_from_task("").has_value());
+    CHECK_FALSE(ext4_journal_from_task("jbd2\n").has_value());
+    auto f = state_fs("/proc");
+    REQUIRE(f);
+    CHECK(f->type == "0x9fa0");  // procfs: no name of ours, the magic in hex
+    CHECK_FALSE(f->journal.has_value());
+    CHECK(f->to_json() == json{{"path", "/proc"}, {"type", "0x9fa0"}});
+    CHECK_FALSE(state_fs("/nonexistent/dsec"));
+}
+
 TEST_CASE("the memory cgroup of a process: v1 controller first, else v2") {
     CHECK(memory_cgroup_of("12:pids:/a\n5:memory:/dsec/box1\n0::/x\n") == "memory:/dsec/box1");
     CHECK(memory_cgroup_of("4:cpu,memory:/b\n") == "memory:/b");

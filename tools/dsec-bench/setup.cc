@@ -1,6 +1,7 @@
 // What the subcommands share: options, the private workspace and tree, the dsec tools,
 // interleaved timing and the record's common parts.
 #include <cstdlib>
+#include <iostream>
 
 #include "dsec/bench/plot.h"
 #include "dsec/json/jsonl.h"
@@ -48,6 +49,13 @@ Status prepare(Context& ctx) {
     auto ws = bench::Workspace::make(!ctx.opt.use_state);
     if (!ws) return fail(ws.error());
     ctx.ws.emplace(std::move(*ws));
+    // Said once, on stderr: the figures of creates and destroys depend on it.
+    if (auto f = bench::state_fs(std::getenv("DSEC_ROOT") ? std::getenv("DSEC_ROOT") : ctx.paths.root);
+        f && f->journal == false)
+        std::cerr << "dsec-bench: " << f->path << " is on ext4 without a journal, which skips inodes freed in the "
+                     "last minutes at every new one: creates slow down with churn (README, \"The filesystem under the uppers\")"
+                  << (ctx.opt.use_state ? "" : "; to measure your DSEC_ROOT's filesystem, set TMPDIR to a directory on it")
+                  << std::endl;
     if (!ctx.opt.tree.empty()) {
         ctx.tree = ctx.opt.tree;
         return {};

@@ -1,10 +1,17 @@
 #include "dsec/bench/stats.h"
 
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <numeric>
 #include <sstream>
 
@@ -53,12 +60,62 @@ double median(std::vector<double> samples) {
     return percentile(samples, 50);
 }
 
+json StateFs::to_json() const {
+    json j{{"path", path}, {"type", type}};
+    if (journal) j["journal"] = *journal;
+    return j;
+}
+
+std::optional<bool> ext4_journal_from_task(const std::string& text) {
+    std::string t = text.substr(0, text.find_last_not_of(" \n") + 1);
+    if (t == "<none>") return false;
+    if (!t.empty() && t.find_first_not_of("0123456789") == std::string::npos) return true;
+    return std::nullopt;
+}
+
+namespace {
+std::string fs_type_name(unsigned long magic) {
+    switch (magic) {
+    case EXT4_SUPER_MAGIC: return "ext4";  // ext2 and ext3 share the magic
+    case TMPFS_MAGIC: return "tmpfs";
+    case XFS_SUPER_MAGIC: return "xfs";
+    case BTRFS_SUPER_MAGIC: return "btrfs";
+    case OVERLAYFS_SUPER_MAGIC: return "overlay";
+    case NFS_SUPER_MAGIC: return "nfs";
+    case 0x2fc12fc1: return "zfs";
+    case 0x65735546: return "fuse";
+    }
+    char hex[24];
+    std::snprintf(hex, sizeof hex, "0x%lx", magic);
+    return hex;
+}
+}  // namespace
+
+Result<StateFs> state_fs(const std::string& dir) {
+    struct statfs sf;
+    if (::statfs(dir.c_str(), &sf) < 0) return fail(sys_error("statfs", dir));
+    StateFs out{dir, fs_type_name((unsigned long)sf.f_type), std::nullopt};
+    struct stat st;
+    if (out.type == "ext4" && ::stat(dir.c_str(), &st) == 0) {
+        // /sys/dev/block/MAJ:MIN names the device, /sys/fs/ext4/NAME its journal task.
+        std::error_code ec;
+        auto dev = std::filesystem::read_symlink("/sys/dev/block/" + std::to_string(major(st.st_dev)) + ":" +
+                                                     std::to_string(minor(st.st_dev)), ec);
+        if (!ec)
+            if (auto task = fs::read_file("/sys/fs/ext4/" + dev.filename().string() + "/journal_task"))
+                out.journal = ext4_journal_from_task(*task);
+    }
+    return out;
+}
+
 json Machine::to_json() const {
-    return {{"cores", cores},
-            {"memory_bytes", memory_bytes},
-            {"kernel", kernel},
-            {"cgroup_mode", cgroup_mode},
-            {"cpu_model", cpu_model}};
+    json j{{"cores", cores},
+           {"memory_bytes", memory_bytes},
+           {"kernel", kernel},
+           {"cgroup_mode", cgroup_mode},
+           {"cpu_model", cpu_model}};
+    if (state_fs) j["state_fs"] = state_fs->to_json();
+    return j;
 }
 
 std::map<std::string, uint64_t> parse_meminfo(const std::string& text) {
@@ -125,6 +182,8 @@ Machine read_machine() {
     if (::uname(&u) == 0) m.kernel = u.release;
     if (auto mounts = fs::read_file("/proc/self/mounts")) m.cgroup_mode = cgroup_mode_from_mounts(*mounts);
     if (auto ci = fs::read_file("/proc/cpuinfo")) m.cpu_model = cpu_model_from_cpuinfo(*ci);
+    if (const char* root = std::getenv("DSEC_ROOT"); root && *root)
+        if (auto f = state_fs(root)) m.state_fs = std::move(*f);
     return m;
 }
 

@@ -1,13 +1,17 @@
 // Numbers for benchmark records: percentiles of samples, ratios between interleaved runs,
-// and what the machine is (cores, memory, kernel, cgroup layout, CPU model).
+// and what the machine is (cores, memory, kernel, cgroup layout, CPU model, the state
+// directory's filesystem).
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "dsec/sys/error.h"
 
 namespace dsec::bench {
 
@@ -36,6 +40,25 @@ std::vector<double> pair_ratios(const std::vector<double>& a, const std::vector<
 /// The median of `samples` (0 when empty).
 double median(std::vector<double> samples);
 
+/// The filesystem a directory lies on, as it bears on sandbox create and destroy: its
+/// type, and for ext4 whether it has a journal. Without one, ext4 skips every inode freed
+/// in the last 60-300 s when it allocates a new one, so under churn (sandboxes made and
+/// destroyed) each upper and work directory costs a scan (README, "The filesystem under
+/// the uppers").
+struct StateFs {
+    std::string path;
+    std::string type;                // "ext4", "xfs", "tmpfs", ... or the magic in hex
+    std::optional<bool> journal;     // ext4 only
+    json to_json() const;
+};
+
+/// Describes the filesystem of `dir` (errors: statfs's).
+Result<StateFs> state_fs(const std::string& dir);
+
+/// The ext4 journal state from /sys/fs/ext4/<dev>/journal_task's text: a pid when the
+/// journal runs, "<none>" without one; nullopt when the text is neither.
+std::optional<bool> ext4_journal_from_task(const std::string& text);
+
 /// What the benchmark ran on.
 struct Machine {
     unsigned cores = 0;
@@ -43,6 +66,7 @@ struct Machine {
     std::string kernel;
     std::string cgroup_mode;  // v1 | v2 | hybrid | none
     std::string cpu_model;
+    std::optional<StateFs> state_fs;  // of $DSEC_ROOT, where uppers and layers are
 
     json to_json() const;
 };
@@ -58,7 +82,8 @@ std::string cpu_model_from_cpuinfo(const std::string& text);
 /// only v1 is mounted, "none" otherwise.
 std::string cgroup_mode_from_mounts(const std::string& mounts);
 
-/// Reads the machine description from /proc and uname(2). Missing pieces stay empty.
+/// Reads the machine description from /proc and uname(2), and the filesystem of
+/// $DSEC_ROOT when it is set and exists. Missing pieces stay empty.
 Machine read_machine();
 
 }  // namespace dsec::bench
