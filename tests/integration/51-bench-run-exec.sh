@@ -11,8 +11,10 @@ jq -e '.figures.dsec_ms.n == 2 and .figures["fork-exec_ms"].n == 2 and .ratios["
 
 dsec-bench exec -n 3 --warmup 1 --count 2 --plot "$T/exec.svg" > "$T/exec.jsonl"
 check_bench exec "$T/exec.jsonl"
-jq -e '.counts.live_sandboxes == 2 and .figures.dsec_ms.n == 3 and .ratios["dsec/fork-exec"].pairs == 3' \
-    "$T/exec.jsonl" >/dev/null || fail "exec: wrong counts"
+jq -e '.counts.live_sandboxes == 2 and .figures.dsec_ms.n == 3 and .ratios["dsec/fork-exec"].pairs == 3
+       and .counts.batch_execs == 20 and .figures["dsec-batch_ms"].n == 3
+       and .ratios["dsec-batch/fork-exec"].pairs == 3 and .ratios["dsec/dsec-batch"].median > 0' \
+    "$T/exec.jsonl" >/dev/null || { cat "$T/exec.jsonl" >&2; fail "exec: wrong counts"; }
 grep -q "<svg" "$T/exec.svg" || fail "no SVG plot"
 check_clean
 echo ok

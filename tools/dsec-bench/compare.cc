@@ -2,6 +2,7 @@
 // sandboxes, interleaved with bubblewrap, runc and a plain fork/exec.
 #include <chrono>
 #include <cstdlib>
+#include <sstream>
 #include <thread>
 
 #include "dsec/bench/spawn.h"
@@ -93,6 +94,42 @@ Variant dsec_pool_variant(Context& ctx, std::string& pool_key) {
         if (!ms) return ms;
         if (auto s = settle_pool(paths, key); !s) return fail(s.error());
         return ms;
+    };
+    return v;
+}
+
+// Execs per batch of the batched exec variant.
+constexpr size_t kBatchExecs = 20;
+
+// dsec-run exec -P 1 --json -- /bin/true with kBatchExecs sandbox records on stdin (the
+// live sandboxes round robin): what a job that pipes records pays per exec, dsec-run's
+// own start shared by the batch. One sample is the batch's wall time over its execs;
+// a batch with any result not a clean exit fails the variant.
+Variant exec_batch_variant(const Sandboxes& boxes, const std::vector<std::string>& records) {
+    Variant v{"dsec-batch",
+              dsec_does("dsec-run exec -P 1 --json -- /bin/true with " + std::to_string(kBatchExecs) +
+                        " sandbox records on stdin, one after another in one dsec-run process; the time per exec"),
+              {}, {}, {}};
+    if (records.empty()) {
+        v.unavailable = "no live sandboxes";
+        return v;
+    }
+    std::string input;
+    for (size_t i = 0; i < kBatchExecs; i++) input += records[i % records.size()];
+    v.once = [run = boxes.tools.run, input](size_t) -> Result<double> {
+        auto ran = bench::spawn_checked({run, "exec", "-P", "1", "--json", "--", "/bin/true"},
+                                        {.input = input, .capture_stdout = true});
+        if (!ran) return fail(ran.error());
+        size_t ok = 0;
+        std::istringstream out(ran->out);
+        for (std::string line; std::getline(out, line);) {
+            json r = json::parse(line, nullptr, false);
+            ok += r.is_object() && r.value("exit_code", -1) == 0;
+        }
+        if (ok != kBatchExecs)
+            return fail(make_error(Code::helper_failed, std::to_string(ok) + " of " + std::to_string(kBatchExecs) +
+                                                            " execs of a batch exited 0"));
+        return ran->ms / double(kBatchExecs);
     };
     return v;
 }
@@ -214,7 +251,8 @@ void add_compare(CLI::App& app, Context& ctx) {
         };
     });
 
-    auto* exec = app.add_subcommand("exec", "latency of dsec-run exec into live sandboxes, against a plain fork/exec");
+    auto* exec = app.add_subcommand(
+        "exec", "latency of dsec-run exec into live sandboxes (a process per exec, and batched), against a plain fork/exec");
     exec->footer(cli::example("  dsec-bench exec -n 50 --count 4 | jq .ratios"));
     add_options(exec, ctx.opt, {"n", "warmup", "count", "scale", "plot", "tree", "use-state"});
     exec->callback([&ctx] {
@@ -227,20 +265,24 @@ void add_compare(CLI::App& app, Context& ctx) {
                          {}, {}, {}};
             auto layer = dsec_ready(ctx, boxes.tools, "exec");
             if (!layer) dsec.unavailable = layer.error().describe();
+            std::vector<std::string> records;  // the live sandboxes' records, for the batch
             for (size_t i = 0; layer && i < live && dsec.unavailable.empty(); i++) {
                 auto rec = create_sandbox(boxes.tools, *layer);
                 if (!rec) dsec.unavailable = rec.error().describe();
-                else boxes.add(*rec);
+                else boxes.add(*rec), records.push_back(rec->dump() + "\n");
             }
             dsec.once = [&boxes](size_t i) {
                 return timed({boxes.tools.run, "exec", boxes.ids[i % boxes.ids.size()], "--", "/bin/true"});
             };
-            std::vector<Variant> vs{std::move(dsec), fork_exec_variant(ctx)};
+            std::vector<Variant> vs{std::move(dsec), exec_batch_variant(boxes, records), fork_exec_variant(ctx)};
             auto rec = new_record("exec", "dsec-run exec into live sandboxes (one process per exec, as a script "
-                                          "would), alternating with a plain fork/exec of the same binary");
-            rec["counts"] = {{"iterations", n}, {"warmup", ctx.opt.warmup}, {"live_sandboxes", boxes.ids.size()}};
+                                          "would; and one process for a batch of records), alternating with a "
+                                          "plain fork/exec of the same binary");
+            rec["counts"] = {{"iterations", n}, {"warmup", ctx.opt.warmup}, {"live_sandboxes", boxes.ids.size()},
+                             {"batch_execs", kBatchExecs}};
             if (auto r = interleave(vs, n, ctx.opt.warmup, "exec"); !r) return fail(r.error());
             if (auto r = boxes.destroy(); !r) return fail(r.error());
+            add_variants(rec, vs, "dsec-batch");
             if (auto r = finish(ctx, rec, vs, "dsec", "exec into a live sandbox: latency CDF"); !r) return fail(r.error());
             return 0;
         };
