@@ -6,7 +6,9 @@
 # image's file (resolved inside the sandbox, not on the host, where it would lead to a
 # directory), and a path the image lacks but the host has (nothing to hide). Each kind
 # is hidden for root inside, on every exec and after a reset; the same layer without
-# the policy shows every secret, so each check could fail.
+# the policy shows every secret, so each check could fail. A rule on a symlink applies to
+# what it leads to: hiding only the link hides the target under its own name too, and a
+# read_only link makes its target read-only.
 . "$(dirname "$0")/lib.sh"
 
 secret=HIDDEN-$RANDOM$RANDOM
@@ -17,10 +19,16 @@ echo "$secret" > "$T/task/etc/os-release/inside"
 echo "$secret" > "$T/task/srv"
 ln -s /srv "$T/task/etc/alias"
 rm -f "$T/task/etc/hostname"
+mkdir -p "$T/task/opt/grader" "$T/task/data"
+echo "$secret" > "$T/task/opt/grader/answer"
+ln -s /opt/grader/answer "$T/task/etc/only-link"
+ln -s ../opt/grader "$T/task/grader-dir"
+ln -s /data "$T/task/ro-link"
 dsec-layer build "$T/task" --name task > /dev/null
 
 cat > "$T/policy.json" <<'JSON'
-{"files": {"hidden": ["/etc/os-release", "/srv", "/etc/alias", "/etc/hostname"]}}
+{"files": {"hidden": ["/etc/os-release", "/srv", "/etc/alias", "/etc/hostname", "/etc/only-link"],
+           "read_only": ["/ro-link"]}}
 JSON
 dsec-run create --layers task --id open > /dev/null
 on_exit "dsec-run destroy --force open > /dev/null"
@@ -31,6 +39,8 @@ on_exit "dsec-run destroy --force guarded > /dev/null"
 [ "$(dsec-run exec open -- cat /etc/os-release/inside)" = "$secret" ] || fail "the open sandbox lacks the directory"
 [ "$(dsec-run exec open -- cat /srv)" = "$secret" ] || fail "the open sandbox lacks the file"
 [ "$(dsec-run exec open -- cat /etc/alias)" = "$secret" ] || fail "the open sandbox's symlink does not lead to the file"
+[ "$(dsec-run exec open -- cat /opt/grader/answer)" = "$secret" ] || fail "the open sandbox lacks the link's target"
+dsec-run exec open -- touch /data/written || fail "the open sandbox's /data is not writable"
 
 check_hidden() {
     local when=$1
@@ -38,13 +48,17 @@ check_hidden() {
     [ -z "$(dsec-run exec guarded -- ls -A /etc/os-release)" ] || fail "$when: the hidden directory shows entries"
     [ "$(dsec-run exec guarded -- stat -c %F /srv)" = "regular empty file" ] || fail "$when: /srv is not an empty file"
     local out
-    for path in /etc/os-release/inside /srv /etc/alias; do
+    for path in /etc/os-release/inside /srv /etc/alias /etc/only-link /opt/grader/answer /grader-dir/answer; do
         out=$(dsec-run exec guarded -- cat "$path" 2>&1 || true)
         case $out in *"$secret"*) fail "$when: $path shows the secret" ;; esac
     done
     # Covers are the host's cover tmpfs (one superblock per host).
     [ "$(dsec-run exec guarded -- stat -c %d /srv)" = "$(stat -c %d "$DSEC_RUN/guard")" ] || fail "$when: /srv has no cover"
     dsec-run exec guarded -- test -e /etc/hostname && fail "$when: a path the image lacks appeared"
+    # The link itself still reads as a link; what it names is covered.
+    [ "$(dsec-run exec guarded -- stat -c %N /etc/only-link)" = "'/etc/only-link' -> '/opt/grader/answer'" ] || fail "$when: the link was replaced"
+    dsec-run exec guarded -- touch /data/written 2>/dev/null && fail "$when: the read_only link's target is writable"
+    dsec-run exec guarded -- touch /ro-link/written 2>/dev/null && fail "$when: writable through the read_only link"
     return 0
 }
 check_hidden "after create"

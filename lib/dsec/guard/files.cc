@@ -32,9 +32,12 @@ size_t depth(const std::string& path) { return path == "/" ? 0 : size_t(std::cou
     ::_exit(1);
 }
 
-// Attaches the detached mount `fd` at `path`.
+// Attaches the detached mount `fd` at `path`, a symlink at its end followed as every
+// lookup here follows it (inside the sandbox's root, which this helper's root is): a rule
+// on a link applies to what it leads to, never to the link, which would leave the target
+// open under its own name.
 void attach(int fd, const char* path, int report_fd) {
-    if (::syscall(SYS_move_mount, fd, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+    if (::syscall(SYS_move_mount, fd, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_SYMLINKS) < 0)
         die(report_fd, "move_mount", path);
     ::close(fd);
 }
