@@ -8,7 +8,9 @@
 # is hidden for root inside, on every exec and after a reset; the same layer without
 # the policy shows every secret, so each check could fail. A rule on a symlink applies to
 # what it leads to: hiding only the link hides the target under its own name too, and a
-# read_only link makes its target read-only.
+# read_only link makes its target read-only. The image cannot steer a rule: a read_write
+# path that is a symlink (to the grader, say) is refused, and so is a hidden link to "/";
+# a file hidden by its name and by a link to it still needs its other hard links hidden.
 . "$(dirname "$0")/lib.sh"
 
 secret=HIDDEN-$RANDOM$RANDOM
@@ -24,6 +26,12 @@ echo "$secret" > "$T/task/opt/grader/answer"
 ln -s /opt/grader/answer "$T/task/etc/only-link"
 ln -s ../opt/grader "$T/task/grader-dir"
 ln -s /data "$T/task/ro-link"
+ln -s /opt/grader "$T/task/work"
+ln -s / "$T/task/etc/root-link"
+mkdir -p "$T/task/keys"
+echo "$secret" > "$T/task/keys/key"
+ln "$T/task/keys/key" "$T/task/keys/key-copy"
+ln -s /keys/key "$T/task/keys/key-link"
 dsec-layer build "$T/task" --name task > /dev/null
 
 cat > "$T/policy.json" <<'JSON'
@@ -57,10 +65,33 @@ check_hidden() {
     dsec-run exec guarded -- test -e /etc/hostname && fail "$when: a path the image lacks appeared"
     # The link itself still reads as a link; what it names is covered.
     [ "$(dsec-run exec guarded -- stat -c %N /etc/only-link)" = "'/etc/only-link' -> '/opt/grader/answer'" ] || fail "$when: the link was replaced"
-    dsec-run exec guarded -- touch /data/written 2>/dev/null && fail "$when: the read_only link's target is writable"
-    dsec-run exec guarded -- touch /ro-link/written 2>/dev/null && fail "$when: writable through the read_only link"
+    for path in /data/written /ro-link/written; do
+        out=$(dsec-run exec guarded -- touch "$path" 2>&1) && fail "$when: $path is writable"
+        case $out in *"Read-only file system"*) ;; *) fail "$when: touch $path: $out" ;; esac
+    done
     return 0
 }
+# The image cannot steer a rule: each of these policies is refused at create.
+refused() {
+    local name=$1 policy=$2 want=$3
+    echo "$policy" > "$T/$name.json"
+    dsec-run create --layers task --id "$name" --policy "$T/$name.json" > /dev/null 2> "$T/$name.err" &&
+        { dsec-run destroy --force "$name" > /dev/null; fail "$name: created"; }
+    grep -q "$want" "$T/$name.err" || fail "$name: $(cat "$T/$name.err")"
+    dsec-run inspect "$name" > /dev/null 2>&1 && fail "$name: a sandbox was left"
+    return 0
+}
+refused rw-link '{"files": {"read_only": ["/"], "read_write": ["/work"]}}' "must not be or pass through a symlink"
+refused rw-through '{"files": {"read_write": ["/grader-dir/answer"]}}' "must not be or pass through a symlink"
+refused root-link '{"files": {"hidden": ["/etc/root-link"]}}' "leads to /"
+# /keys/key by name and by link, /keys/key-copy not: the copy would show it.
+refused hard-link '{"files": {"hidden": ["/keys/key", "/keys/key-link"]}}' "other hard links"
+dsec-run create --layers task --id all-links --policy <(echo '{"files": {"hidden": ["/keys/key", "/keys/key-link", "/keys/key-copy"]}}') \
+    > /dev/null || fail "every link hidden: refused"
+out=$(dsec-run exec all-links -- cat /keys/key-copy 2>&1 || true)
+case $out in *"$secret"*) fail "the hidden copy shows the secret" ;; esac
+dsec-run destroy all-links > /dev/null
+
 check_hidden "after create"
 dsec-run reset guarded > /dev/null || fail "reset"
 check_hidden "after a reset"

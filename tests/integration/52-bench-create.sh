@@ -18,12 +18,15 @@ if command -v mkfs.ext4 >/dev/null; then
     truncate -s 64M "$T/nojournal.img"
     mkfs.ext4 -q -O ^has_journal "$T/nojournal.img"
     mkdir "$T/nj"
-    mount -o loop "$T/nojournal.img" "$T/nj"
-    TMPDIR="$T/nj" dsec-bench create -n 1 -P 1 --warmup 0 > "$T/nj.jsonl" 2> "$T/nj.err"
-    umount "$T/nj"
-    jq -e '.machine.state_fs.type == "ext4" and .machine.state_fs.journal == false' "$T/nj.jsonl" >/dev/null \
-        || { cat "$T/nj.jsonl" >&2; fail "create: no-journal ext4 not recorded"; }
-    grep -q "ext4 without a journal" "$T/nj.err" || { cat "$T/nj.err" >&2; fail "no note of the missing journal"; }
+    if mount -o loop "$T/nojournal.img" "$T/nj"; then
+        TMPDIR="$T/nj" dsec-bench create -n 1 -P 1 --warmup 0 > "$T/nj.jsonl" 2> "$T/nj.err"
+        umount "$T/nj"
+        jq -e '.machine.state_fs.type == "ext4" and .machine.state_fs.journal == false' "$T/nj.jsonl" >/dev/null \
+            || { cat "$T/nj.jsonl" >&2; fail "create: no-journal ext4 not recorded"; }
+        grep -q "ext4 without a journal" "$T/nj.err" || { cat "$T/nj.err" >&2; fail "no note of the missing journal"; }
+    else
+        echo "no loop device: the no-journal case is not checked"
+    fi
     jq -e '.machine.state_fs.journal == null' "$T/out.jsonl" >/dev/null || jq -e '.machine.state_fs.type == "ext4"' "$T/out.jsonl" >/dev/null \
         || fail "journal given for a filesystem other than ext4"
 fi

@@ -274,7 +274,9 @@ void add_compare(CLI::App& app, Context& ctx) {
             dsec.once = [&boxes](size_t i) {
                 return timed({boxes.tools.run, "exec", boxes.ids[i % boxes.ids.size()], "--", "/bin/true"});
             };
-            std::vector<Variant> vs{std::move(dsec), exec_batch_variant(boxes, records), fork_exec_variant(ctx)};
+            Variant batch = exec_batch_variant(boxes, records);
+            if (!dsec.unavailable.empty()) batch.unavailable = dsec.unavailable;
+            std::vector<Variant> vs{std::move(dsec), std::move(batch), fork_exec_variant(ctx)};
             auto rec = new_record("exec", "dsec-run exec into live sandboxes (one process per exec, as a script "
                                           "would; and one process for a batch of records), alternating with a "
                                           "plain fork/exec of the same binary");

@@ -97,7 +97,7 @@ void add_session(CLI::App& app, Context& ctx) {
 
     auto sessions = std::make_shared<std::vector<std::string>>();
     auto* close = session->add_subcommand("close", "end sessions: their shells and whatever they still run");
-    close->footer(cli::example("  dsec-run session ls box1 | jq -r .id | xargs dsec-run session close"));
+    close->footer(cli::example("  dsec-run session ls box1 | jq -r .id | xargs -r dsec-run session close"));
     close->add_option("SESSION", *sessions, "session ids")->required();
     close->callback([&ctx, sessions] {
         ctx.action = [&ctx, sessions]() -> Result<int> {

@@ -42,7 +42,7 @@ double median(std::vector<double> samples);
 
 /// The filesystem a directory lies on, as it bears on sandbox create and destroy: its
 /// type, and for ext4 whether it has a journal. Without one, ext4 skips every inode freed
-/// in the last 60-300 s when it allocates a new one, so under churn (sandboxes made and
+/// in the last 60-360 s when it allocates a new one, so under churn (sandboxes made and
 /// destroyed) each upper and work directory costs a scan (README, "The filesystem under
 /// the uppers").
 struct StateFs {
