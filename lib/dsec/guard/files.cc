@@ -32,17 +32,19 @@ size_t depth(const std::string& path) { return path == "/" ? 0 : size_t(std::cou
     ::_exit(1);
 }
 
+// No symlink, at the end of a rule's path or on the way, magic links included: the
+// image decides what is a symlink, and may be an agent's (a snapshot). Followed, a link
+// would let it steer a rule: make "/work" lead to the grader, "/proc/sys" or "/" under
+// read_write, or a hidden path or a read_only one to the grader's files.
+constexpr uint64_t kRuleResolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+
 // Opens a rule's path inside the sandbox's root (this helper's root is the sandbox's
-// mount namespace's), for the mount calls to act on that object and no other: symlinks
-// are followed for hidden and read_only rules (what a link leads to is hidden or made
-// read-only, never left open under its own name), never for read_write ones (a link in
-// the image would choose what becomes writable: "/work" leading to "/opt/grader", to
-// "/proc/sys" or to "/"), and magic links (/proc/PID/fd/N and the like) never. -1 with
-// errno set (ELOOP for a symlink where none may be).
-int open_rule_path(FileStep step, const char* path) {
+// mount namespace's), for the mount calls to act on that object and no other. -1 with
+// errno set (ELOOP for a symlink).
+int open_rule_path(const char* path) {
     struct open_how how = {};
     how.flags = O_PATH | O_CLOEXEC;
-    how.resolve = RESOLVE_NO_MAGICLINKS | (step == FileStep::read_write ? RESOLVE_NO_SYMLINKS : 0);
+    how.resolve = kRuleResolve;
     return int(::syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how));
 }
 
@@ -71,7 +73,7 @@ struct Cover {
 using Covers = std::vector<Cover>;
 
 // One cover per hidden path, of the kind the sandbox sees there, looked up from the host
-// through the init's root (symlinks resolved inside it, as the helper's statx does). Only
+// through the init's root, with no symlink on the way (as the helper looks it up). Only
 // what will be attached is cloned: a clone closed unattached is unmounted, and that waits
 // for an expedited RCU grace period (0.1 ms on idle CPUs, up to 20 ms on busy ones).
 Result<Covers> clone_covers(int init_pid, unsigned long long init_start, const std::vector<std::string>& hidden,
@@ -85,9 +87,11 @@ Result<Covers> clone_covers(int init_pid, unsigned long long init_start, const s
     for (size_t i = 0; i < hidden.size(); i++) {
         struct open_how how = {};
         how.flags = O_PATH | O_CLOEXEC;
-        how.resolve = RESOLVE_IN_ROOT;
+        how.resolve = RESOLVE_IN_ROOT | kRuleResolve;
         Fd path(int(::syscall(SYS_openat2, root->get(), hidden[i].c_str(), &how, sizeof how)));
         if (!path && errno == ENOENT) continue;
+        if (!path && errno == ELOOP)
+            return fail(make_error(Code::bad_input, "a policy path must not be or pass through a symlink", hidden[i]));
         struct stat st;
         if (!path || ::fstat(path.get(), &st) < 0) return fail(sys_error("openat2", hidden[i]));
         covers[i].dir = S_ISDIR(st.st_mode);
@@ -98,116 +102,60 @@ Result<Covers> clone_covers(int init_pid, unsigned long long init_start, const s
     return covers;
 }
 
-// What check_links learns of one hidden path: the file it leads to, and the directory
-// entry it names (its parent directory, and where its last component starts in the
-// path), when that entry is the file's (not a symlink to it).
-struct HiddenSeen {
-    struct statx target = {};
-    bool entry = false;
-    uint64_t parent_ino = 0;
-    uint32_t parent_major = 0, parent_minor = 0;
-    size_t name_at = 0;
-};
-
 // A hidden file that has a hard link the policy does not hide would still show through
-// that link: refused, unless every link is hidden too. Links are directory entries,
-// counted once each: a hidden path is the entry named by its last component in its
-// parent directory (symlinks on the way followed), so two paths through different
-// symlinked directories to one entry count once, and a path whose last component is a
-// symlink counts as no link of the file (its target is covered, but only the target's
-// own entries count).
-void check_links(const std::vector<std::pair<FileStep, std::string>>& plan, std::vector<HiddenSeen>& seen,
+// that link: refused, unless every link is hidden too (counted by device and inode; the
+// paths are distinct and have no symlink in them, so each names an entry of its own).
+void check_links(const std::vector<std::pair<FileStep, std::string>>& plan, std::vector<struct statx>& seen,
                  int report_fd) {
     size_t n = 0;
     for (const auto& [step, path] : plan) {
         if (step != FileStep::hide) continue;
-        HiddenSeen& h = seen[n++];
-        h = HiddenSeen{};
-        if (::statx(AT_FDCWD, path.c_str(), 0, STATX_TYPE | STATX_INO | STATX_NLINK, &h.target) < 0) {
-            h.target.stx_nlink = 0;
-            continue;
-        }
-        // The parent directory (a copy of the path up to its last slash, on this stack).
-        char parent[4096];
-        size_t slash = path.rfind('/');
-        if (slash == std::string::npos || slash >= sizeof parent) continue;
-        path.copy(parent, slash == 0 ? 1 : slash);
-        parent[slash == 0 ? 1 : slash] = 0;
-        struct statx lst, pst;
-        if (::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_TYPE, &lst) < 0 || S_ISLNK(lst.stx_mode)) continue;
-        if (::statx(AT_FDCWD, parent, 0, STATX_INO, &pst) < 0) continue;
-        h.entry = true;
-        h.parent_ino = pst.stx_ino;
-        h.parent_major = pst.stx_dev_major;
-        h.parent_minor = pst.stx_dev_minor;
-        h.name_at = slash + 1;
+        struct statx& s = seen[n++];
+        s.stx_nlink = 0;
+        int at = open_rule_path(path.c_str());  // a symlink is refused by the caller
+        if (at < 0) continue;
+        if (::statx(at, "", AT_EMPTY_PATH, STATX_TYPE | STATX_INO | STATX_NLINK, &s) < 0) s.stx_nlink = 0;
+        ::close(at);
     }
-    auto hidden_path = [&plan](size_t k) -> const std::string& {
-        for (const auto& [step, path] : plan)
-            if (step == FileStep::hide && k-- == 0) return path;
-        return plan.back().second;
-    };
-    auto same_file = [](const struct statx& a, const struct statx& b) {
-        return a.stx_ino == b.stx_ino && a.stx_dev_major == b.stx_dev_major && a.stx_dev_minor == b.stx_dev_minor;
-    };
-    auto same_entry = [&](size_t a, size_t b) {
-        return seen[a].parent_ino == seen[b].parent_ino && seen[a].parent_major == seen[b].parent_major &&
-               seen[a].parent_minor == seen[b].parent_minor &&
-               hidden_path(a).compare(seen[a].name_at, std::string::npos, hidden_path(b), seen[b].name_at) == 0;
-    };
     for (size_t i = 0; i < n; i++) {
-        if (seen[i].target.stx_nlink <= 1 || S_ISDIR(seen[i].target.stx_mode)) continue;
+        if (seen[i].stx_nlink <= 1 || S_ISDIR(seen[i].stx_mode)) continue;
         uint32_t hidden_links = 0;
-        for (size_t j = 0; j < n; j++) {
-            if (!seen[j].entry || !seen[j].target.stx_nlink || !same_file(seen[j].target, seen[i].target)) continue;
-            bool counted = false;  // an entry reached by an earlier path already
-            for (size_t k = 0; k < j && !counted; k++)
-                counted = seen[k].entry && seen[k].target.stx_nlink && same_file(seen[k].target, seen[i].target) &&
-                          same_entry(j, k);
-            hidden_links += !counted;
-        }
-        if (hidden_links < seen[i].target.stx_nlink) {
+        for (size_t j = 0; j < n; j++)
+            hidden_links += seen[j].stx_nlink && seen[j].stx_ino == seen[i].stx_ino &&
+                            seen[j].stx_dev_major == seen[i].stx_dev_major &&
+                            seen[j].stx_dev_minor == seen[i].stx_dev_minor;
+        if (hidden_links < seen[i].stx_nlink) {
             errno = EMLINK;
-            die(report_fd, "hidden file has other hard links", hidden_path(i).c_str());
+            size_t k = 0;
+            for (const auto& [step, path] : plan)
+                if (step == FileStep::hide && k++ == i) die(report_fd, "hidden file has other hard links", path.c_str());
         }
     }
 }
 
 [[noreturn]] void apply_in_child(const std::vector<std::pair<FileStep, std::string>>& plan, const Covers& covers,
-                                 std::vector<HiddenSeen>& seen, int report_fd) {
+                                 std::vector<struct statx>& seen, int report_fd) {
     check_links(plan, seen, report_fd);
-    struct statx root;
-    if (::statx(AT_FDCWD, "/", 0, STATX_INO | STATX_MNT_ID, &root) < 0) die(report_fd, "statx", "/");
     size_t hidden = 0;
     for (const auto& [step, path] : plan) {
         const char* p = path.c_str();
-        int at = open_rule_path(step, p);
+        int at = open_rule_path(p);
         if (at < 0) {
             if (errno == ENOENT && step == FileStep::hide) {
                 hidden++;
                 continue;
             }
-            if (errno == ELOOP)
-                die(report_fd,
-                    step == FileStep::read_write ? "a read_write path must not be or pass through a symlink"
-                                                 : "a rule's path leads through a magic link",
-                    p);
+            if (errno == ELOOP) die(report_fd, "a policy path must not be or pass through a symlink", p);
             die(report_fd, "open", p);
         }
         struct statx stx;
-        if (::statx(at, "", AT_EMPTY_PATH, STATX_TYPE | STATX_INO | STATX_MNT_ID, &stx) < 0) die(report_fd, "statx", p);
-        bool is_root = stx.stx_ino == root.stx_ino && stx.stx_mnt_id == root.stx_mnt_id;
+        if (::statx(at, "", AT_EMPTY_PATH, STATX_TYPE, &stx) < 0) die(report_fd, "statx", p);
         if (step == FileStep::hide) {
             // Looked up from the host a moment before, with nothing run inside since.
             const Cover& cover = covers[hidden++];
             if (!cover.tree || cover.dir != S_ISDIR(stx.stx_mode)) {
                 errno = ESTALE;
                 die(report_fd, "hidden path changed since the host looked it up", p);
-            }
-            // A link to "/" would stack the cover on the root that every later join sees.
-            if (is_root) {
-                errno = EINVAL;
-                die(report_fd, "a hidden path leads to /, which cannot be hidden", p);
             }
             attach(cover.tree.get(), at, p, report_fd);
             ::close(at);
@@ -233,7 +181,7 @@ void check_links(const std::vector<std::pair<FileStep, std::string>>& plan, std:
 struct Work {
     const std::vector<std::pair<FileStep, std::string>>* plan;
     const Covers* covers;
-    std::vector<HiddenSeen>* seen;
+    std::vector<struct statx>* seen;
 };
 
 void apply_work(void* p, int report_fd) {
@@ -267,7 +215,7 @@ Status apply_file_rules(int init_pid, unsigned long long init_start, const FileR
     auto covers = clone_covers(init_pid, init_start, rules.hidden, run_dir);
     if (!covers) return fail(covers.error());
     // Written by the helper, which shares our memory: no allocation after the clone.
-    std::vector<HiddenSeen> seen(rules.hidden.size());
+    std::vector<struct statx> seen(rules.hidden.size());
     Work work{&plan, &*covers, &seen};
     return in_mount_namespace(init_pid, init_start, apply_work, &work, "applying the policy's file rules");
 }

@@ -27,11 +27,10 @@ std::vector<std::pair<FileStep, std::string>> file_plan(const FileRules& rules);
 /// read-write bind of each path onto itself (or the mount's own flag where the path is
 /// a mount's root), and over each hidden path a clone of the empty, read-only directory
 /// or file of the host's covers under `run_dir` (covers.h). Paths are looked up in the
-/// sandbox's root: symlinks followed for hidden and read_only rules (the rule applies
-/// to what a link leads to), refused in read_write ones (ELOOP: the image must not pick
-/// what becomes writable), magic links refused in all. A hidden path that does not
-/// exist is left alone (there is nothing to hide), one that leads to "/" is refused
-/// (EINVAL); read_only and read_write paths must exist. A hidden file with a hard link
+/// sandbox's root and may not be or pass through a symlink (ELOOP, bad_input from the
+/// host's lookup): the image, perhaps an agent's, must not steer a rule. A hidden path
+/// that does not exist is left alone (there is nothing to hide); read_only and
+/// read_write paths must exist. A hidden file with a hard link
 /// that is not hidden too is refused (EMLINK), since the link would still show it
 /// (links inside a hidden directory are not looked for). Errors: not_running, the
 /// covers' errors, and the failing mount step (op, the path inside the sandbox, errno).
