@@ -9,7 +9,7 @@
 
 ksm=/sys/kernel/mm/ksm
 [ -e /sys/block/zram0 ] || skip "no zram device"
-grep -q '^/dev/zram0 ' /proc/swaps && skip "/dev/zram0 is in use as swap already"
+grep -qE '^(/dev)?/zram0 ' /proc/swaps && skip "/dev/zram0 is in use as swap already"
 [ "$(cat /sys/block/zram0/disksize)" = 0 ] || skip "/dev/zram0 is set up already"
 [ -w $ksm/run ] || skip "the kernel has no KSM"
 knobs() { echo "$(cat $ksm/run) $(cat $ksm/pages_to_scan) $(cat $ksm/sleep_millisecs)"; }
@@ -36,7 +36,7 @@ jq -e '.ksm.status.pages_sharing * 4096 >= 5 * 1048576 and .memory.ksm_merged.he
 jq -e '.figures.first_exec_after_pause_ms.n == 6 and .figures.exec_running_ms.n == 6
        and .figures.gc_pass_ms.n == 3' "$T/out.jsonl" > /dev/null || fail "latency or gc figures missing"
 [ "$(knobs)" = "$run0 $scan0 $sleep0" ] || fail "KSM settings not restored: $(knobs), were $run0 $scan0 $sleep0"
-grep -q '^/dev/zram0 ' /proc/swaps && fail "the zram swap was left on"
+grep -qE '^(/dev)?/zram0 ' /proc/swaps && fail "the zram swap was left on"
 [ "$(cat /sys/block/zram0/disksize)" = 0 ] || fail "the zram device was left set up"
 
 # The random fill: it does not compress, so zram holds nearly all of what it stores.
@@ -49,19 +49,20 @@ rc=0
 dsec-bench reclaim --count 2 --keep-free 100000G > "$T/guard.jsonl" 2> "$T/guard.err" || rc=$?
 [ "$rc" = 1 ] || fail "expected exit 1 when nothing fits, got $rc"
 jq -e 'select(.type == "error") | .code == "exhausted"' "$T/guard.jsonl" > /dev/null || fail "no exhausted record"
-[ "$(wc -l < "$T/guard.err")" = 1 ] || { cat "$T/guard.err" >&2; fail "expected one error line"; }
+# (Besides the note a host whose /tmp is ext4 without a journal gets from every run.)
+[ "$(grep -vc "without a journal" "$T/guard.err")" = 1 ] || { cat "$T/guard.err" >&2; fail "expected one error line"; }
 [ "$(knobs)" = "$run0 $scan0 $sleep0" ] || fail "KSM settings not restored after the guard stopped it"
-grep -q '^/dev/zram0 ' /proc/swaps && fail "the zram swap was left on after the guard stopped it"
+grep -qE '^(/dev)?/zram0 ' /proc/swaps && fail "the zram swap was left on after the guard stopped it"
 
 # SIGINT in the middle of a run, once its zram swap is on: exit 130, KSM's knobs and the
 # swap as they were, every sandbox gone.
 dsec-bench reclaim --count 40 --touch 4M > "$T/int.jsonl" 2> "$T/int.err" &
 bench=$!
 for _ in $(seq 100); do
-    grep -q '^/dev/zram0 ' /proc/swaps && break
+    grep -qE '^(/dev)?/zram0 ' /proc/swaps && break
     sleep 0.1
 done
-grep -q '^/dev/zram0 ' /proc/swaps || fail "the interrupted run set up no zram swap"
+grep -qE '^(/dev)?/zram0 ' /proc/swaps || fail "the interrupted run set up no zram swap"
 sleep 2
 kill -INT $bench
 rc=0
@@ -69,7 +70,7 @@ wait $bench || rc=$?
 [ "$rc" = 130 ] || { cat "$T/int.err" >&2; fail "expected exit 130 after SIGINT, got $rc"; }
 jq -e 'select(.type == "error") | .code == "interrupted"' "$T/int.jsonl" > /dev/null || fail "no interrupted record"
 [ "$(knobs)" = "$run0 $scan0 $sleep0" ] || fail "KSM settings not restored after SIGINT"
-grep -q '^/dev/zram0 ' /proc/swaps && fail "the zram swap was left on after SIGINT"
+grep -qE '^(/dev)?/zram0 ' /proc/swaps && fail "the zram swap was left on after SIGINT"
 [ "$(cat /sys/block/zram0/disksize)" = 0 ] || fail "the zram device was left set up after SIGINT"
 check_clean
 echo ok

@@ -65,7 +65,11 @@ dsec-run ls | jq -se 'map(select(.id == "a"))[0].memory > 20000000' > /dev/null 
 
 # A limit on the shared group bounds them together: a hog in b past it is the OOM
 # killer's choice (the largest), inside the group; the inits and a's holder live on.
+# With swap on the host the limit must cover it too, as dsec's own --memory does
+# (memsw on v1 with swap accounting, swap.max on v2), or the hog swaps instead.
 echo $((64 << 20)) > "$shared/$limit_file"
+[ -e "$shared/memory.memsw.limit_in_bytes" ] && echo $((64 << 20)) > "$shared/memory.memsw.limit_in_bytes"
+[ -e "$shared/memory.swap.max" ] && echo 0 > "$shared/memory.swap.max"
 r=$(dsec-run exec --json b -- sh -c 'h=$(yes | head -c 100000000); echo survived' || true)
 echo "$r" | jq -e '.signal == 9 and (.stdout | contains("survived") | not)' > /dev/null || fail "no OOM kill in the shared group: $(echo "$r" | jq -c 'del(.stdout)')"
 dsec-run exec a -- sh -c 'ps | grep -q "[h]older"' || fail "a's holder died for b's hog"

@@ -9,7 +9,7 @@
 on_exit 'dsec-run ls 2> /dev/null | jq -r .id | xargs -r dsec-run destroy -f > /dev/null 2>&1; dsec-reclaim gc --grace 0s > /dev/null 2>&1'
 
 [ -e /sys/block/zram0 ] || skip "no zram device"
-grep -q '^/dev/zram0 ' /proc/swaps && skip "/dev/zram0 is in use as swap already"
+grep -qE '^(/dev)?/zram0 ' /proc/swaps && skip "/dev/zram0 is in use as swap already"
 [ "$(cat /sys/block/zram0/disksize)" = 0 ] || skip "/dev/zram0 is set up already"
 on_exit "dsec-reclaim swap --off > /dev/null"
 dsec-reclaim swap --zram 1G | jq -e '.active == true and .disksize == 1073741824' > /dev/null || fail "swap --zram"

@@ -13,7 +13,7 @@ on_exit 'dsec-run ls 2> /dev/null | jq -r .id | xargs -r dsec-run destroy -f > /
 n=${DSEC_TEST_SANDBOXES:-40}
 ksm=/sys/kernel/mm/ksm
 [ -e /sys/block/zram0 ] || skip "no zram device"
-grep -q '^/dev/zram0 ' /proc/swaps && skip "/dev/zram0 is in use as swap already"
+grep -qE '^(/dev)?/zram0 ' /proc/swaps && skip "/dev/zram0 is in use as swap already"
 [ "$(cat /sys/block/zram0/disksize)" = 0 ] || skip "/dev/zram0 is set up already"
 [ -w $ksm/run ] || skip "the kernel has no KSM"
 read -r run0 scan0 sleep0 <<< "$(cat $ksm/run) $(cat $ksm/pages_to_scan) $(cat $ksm/sleep_millisecs)"

@@ -74,6 +74,10 @@ TEST_CASE("reclaim swap: /proc/swaps lists the device or not") {
     CHECK(reclaim::swap_active(swaps, "/dev/zram0"));
     CHECK_FALSE(reclaim::swap_active(swaps, "/dev/zram1"));
     CHECK_FALSE(reclaim::swap_active("Filename Type Size Used Priority\n", "/dev/zram0"));
+    // Turned on in a mount namespace that is gone: listed by its path from /dev's root.
+    CHECK(reclaim::swap_active("Filename Type Size Used Priority\n/zram0   partition\t1048572\t516\t100\n", "/dev/zram0"));
+    CHECK_FALSE(reclaim::swap_active("Filename Type Size Used Priority\n/zram10   partition\t1\t0\t1\n", "/dev/zram0"));
+    CHECK_FALSE(reclaim::swap_active("Filename Type Size Used Priority\n/var/zram0   file\t1\t0\t1\n", "/dev/zram0"));
 }
 
 TEST_CASE("cpu class: parsed, recorded, applied") {

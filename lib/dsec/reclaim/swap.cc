@@ -28,11 +28,15 @@ bool active() {
 }  // namespace
 
 bool swap_active(const std::string& proc_swaps, const std::string& device) {
+    std::string name = device.substr(device.rfind('/') + 1);
     std::istringstream in(proc_swaps);
     std::string line;
-    while (std::getline(in, line))
-        if (line.compare(0, device.size() + 1, device + " ") == 0 || line.compare(0, device.size() + 1, device + "\t") == 0)
-            return true;
+    while (std::getline(in, line)) {
+        std::istringstream fields(line);
+        std::string path, type;
+        if (!(fields >> path >> type) || type != "partition") continue;
+        if (path == device || path.substr(path.rfind('/') + 1) == name) return true;
+    }
     return false;
 }
 

@@ -27,7 +27,10 @@ Status zram_off();
 /// /proc/swaps and the device's mm_stat (bytes).
 nlohmann::json zram_status();
 
-/// Whether `device` is listed in /proc/swaps text.
+/// Whether block device `device` ("/dev/zram0") is listed in /proc/swaps text, by its
+/// name: a swap turned on in a mount namespace that has gone since is listed as
+/// "/zram0" (the path from its /dev mount's root), so any "partition" entry whose last
+/// component is the device's counts.
 bool swap_active(const std::string& proc_swaps, const std::string& device);
 
 }  // namespace dsec::reclaim
