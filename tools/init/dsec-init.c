@@ -343,14 +343,32 @@ static void set_up(int argc, char **argv) {
 /* The record dsec-run wrote before starting us (static: too big for the stack's taste). */
 static struct dsec_confinement confinement;
 
-static void read_confinement(void) {
-    size_t got = 0;
-    while (got < sizeof confinement) {
-        ssize_t n = read(kConfinementFd, (char *)&confinement + got, sizeof confinement - got);
+/* Reads `len` bytes into `to`, or into a small stack buffer when `to` is NULL. */
+static void read_exactly(char *to, size_t len) {
+    char sink[512];
+    while (len) {
+        size_t want = to ? len : (len < sizeof sink ? len : sizeof sink);
+        ssize_t n = read(kConfinementFd, to ? to : sink, want);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) die("read", "confinement");
-        got += (size_t)n;
+        if (to) to += n;
+        len -= (size_t)n;
     }
+}
+
+/* The record is a fixed 33 KiB, nearly all of it room for the largest seccomp program;
+ * the profile in use is a few KiB. Only the bytes in use are stored: the pages of the
+ * rest are never touched, so each idle sandbox's init keeps about 24 KiB less. */
+static void read_confinement(void) {
+    size_t head = offsetof(struct dsec_confinement, seccomp);
+    read_exactly((char *)&confinement, head);
+    size_t used = confinement.seccomp_bytes;
+    if (used > sizeof confinement.seccomp) {
+        errno = EINVAL;
+        die("read", "confinement (seccomp program too large)");
+    }
+    read_exactly((char *)confinement.seccomp, used);
+    read_exactly(NULL, sizeof confinement - head - used);
     close(kConfinementFd);
 }
 
