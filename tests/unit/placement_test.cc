@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "dsec/cgroup/cgroup.h"
+#include "dsec/sandbox/open.h"
 #include "dsec/sys/fs.h"
 
 using namespace dsec;
@@ -111,4 +112,54 @@ TEST_CASE("placement: create on a fake v2 tree makes the shared group without me
     CHECK(fs::exists(tmp->path() + "/p/.shared-memory/sb"));
     CHECK(*fs::read_file(tmp->path() + "/p/.shared-memory/cgroup.subtree_control") == "+pids");  // last write wins here
     CHECK(cg.unified_dir() == tmp->path() + "/p/.shared-memory/sb");
+}
+
+TEST_CASE("placement: a hybrid host whose unified tree freezes and counts CPU makes no cpuacct or freezer group") {
+    auto layout = layout_of(kHybrid);
+    layout.unified_core = true;
+    CHECK_FALSE(layout.on_v1("freezer"));
+    CHECK_FALSE(layout.on_v1("cpuacct"));
+    CHECK(layout.on_v1("cpu"));
+    auto own = cgroup::place(layout, "dsec", "a", cgroup::Memcg::own);
+    REQUIRE(own);
+    CHECK(own->dirs == std::vector<std::string>{"/sys/fs/cgroup/cpu/dsec/a", "/sys/fs/cgroup/memory/dsec/a",
+                                                "/sys/fs/cgroup/pids/dsec/a", "/sys/fs/cgroup/unified/dsec/a"});
+    // What an older dsec made there is still removed and collected.
+    CHECK(own->unused == std::vector<std::string>{"/sys/fs/cgroup/cpuacct/dsec/a", "/sys/fs/cgroup/freezer/dsec/a"});
+    auto shared = cgroup::place(layout, "dsec", "a", cgroup::Memcg::shared);
+    REQUIRE(shared);
+    CHECK(shared->dirs.size() == 3);
+    CHECK(shared->join.size() == 4);
+    CHECK(shared->unused.size() == 2);
+
+    // cpu and cpuacct in one hierarchy: the group is made for cpu, nothing is unused.
+    auto together = layout_of("31 30 0:28 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
+                              "40 30 0:37 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n");
+    together.unified_core = true;
+    auto p = cgroup::place(together, "dsec", "a", cgroup::Memcg::own);
+    REQUIRE(p);
+    CHECK(p->dirs == std::vector<std::string>{"/sys/fs/cgroup/cpu,cpuacct/dsec/a", "/sys/fs/cgroup/unified/dsec/a"});
+    CHECK(p->unused.empty());
+}
+
+TEST_CASE("placement: kernel releases") {
+    CHECK(cgroup::kernel_at_least("5.14.0", 5, 14));
+    CHECK(cgroup::kernel_at_least("6.1.0-13-amd64", 5, 14));
+    CHECK(cgroup::kernel_at_least("6.18.44-fc-v1147", 5, 14));
+    CHECK_FALSE(cgroup::kernel_at_least("5.10.0-28-amd64", 5, 14));
+    CHECK_FALSE(cgroup::kernel_at_least("4.19.0", 5, 14));
+    CHECK_FALSE(cgroup::kernel_at_least("", 5, 14));
+}
+
+TEST_CASE("placement: a sandbox an older dsec made in the freezer and cpuacct hierarchies is still its own") {
+    auto layout = layout_of(kHybrid);
+    layout.unified_core = true;
+    cgroup::Cgroup cg(layout, "dsec", "a");
+    auto old_layout = layout_of(kHybrid);
+    sandbox::SavedCgroup before{"hybrid", cgroup::Cgroup(old_layout, "dsec", "a").dirs()};
+    CHECK(before.dirs.size() == 6);
+    CHECK(sandbox::same_cgroup(before, cg));
+    CHECK(sandbox::same_cgroup(sandbox::SavedCgroup{"hybrid", cg.dirs()}, cg));
+    // Another sandbox's groups are not.
+    CHECK_FALSE(sandbox::same_cgroup(sandbox::SavedCgroup{"hybrid", cgroup::Cgroup(layout, "dsec", "b").dirs()}, cg));
 }

@@ -266,6 +266,8 @@ Status Cgroup::remove() const {
             backoff(round);
         }
     }
+    // An older dsec's groups in hierarchies no longer used: emptied with the rest above.
+    for (auto& d : placement_.unused) (void)::rmdir(d.c_str());
     return {};
 }
 

@@ -1,6 +1,7 @@
 // A sandbox's cgroup: `<parent>/<id>` (parent "dsec" by default) in each hierarchy dsec uses (the v1 memory, cpu,
-// cpuacct, pids and freezer hierarchies, and the unified tree when there is one); with a
-// shared memory cgroup, placement.h says what changes.
+// cpuacct, pids and freezer hierarchies, and the unified tree when there is one; on a
+// hybrid host whose unified tree freezes, kills and counts CPU itself, not cpuacct and
+// freezer); with a shared memory cgroup, placement.h says what changes.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,9 @@ public:
     /// The sandbox's own directories, one per hierarchy (some may not exist); never the
     /// shared memory group.
     const std::vector<std::string>& dirs() const { return placement_.dirs; }
+    /// Its directories in v1 hierarchies dsec no longer makes groups in (Placement::unused):
+    /// present only for a sandbox an older dsec made; remove() takes them too.
+    const std::vector<std::string>& unused_dirs() const { return placement_.unused; }
     /// The unified-tree directory ("" without cgroup2), usable with CLONE_INTO_CGROUP.
     const std::string& unified_dir() const { return placement_.unified; }
     /// The groups a process joins: dirs(), plus the shared memory group on v1.

@@ -1,5 +1,8 @@
 #include "dsec/cgroup/detect.h"
 
+#include <sys/utsname.h>
+
+#include <cstdlib>
 #include <mutex>
 #include <sstream>
 #include <vector>
@@ -105,6 +108,14 @@ Result<Layout> parse_mounts(std::string_view mounts) {
     return finish(std::move(layout), any, "/proc/self/mounts");
 }
 
+bool kernel_at_least(std::string_view release, int major, int minor) {
+    std::string r(release);
+    char* end = nullptr;
+    long got_major = std::strtol(r.c_str(), &end, 10);
+    long got_minor = (end && *end == '.') ? std::strtol(end + 1, nullptr, 10) : 0;
+    return got_major > major || (got_major == major && got_minor >= minor);
+}
+
 Result<Layout> detect() {
     static std::once_flag once;
     static Result<Layout> cached = fail(make_error(Code::internal, "cgroup layout not read"));
@@ -114,6 +125,9 @@ Result<Layout> detect() {
         // this runs at every exec, create and one-shot.
         auto text = fs::read_file("/proc/self/mounts");
         cached = text ? parse_mounts(*text) : Result<Layout>(fail(text.error()));
+        struct utsname u;
+        if (cached && cached->mode == Mode::hybrid && ::uname(&u) == 0)
+            cached->unified_core = kernel_at_least(u.release, 5, 14);
     });
     return cached;
 }

@@ -17,9 +17,17 @@ struct Layout {
     Mode mode = Mode::v2;
     std::string unified;                         // cgroup2 mount point ("" when none)
     std::map<std::string, std::string> v1;       // controller -> mount point of its hierarchy
+    /// Hybrid only: every group of the unified tree freezes, kills and counts its CPU time
+    /// itself (cgroup.freeze, cgroup.kill, cpu.stat: kernel 5.14 and later), so dsec makes
+    /// no group in the v1 freezer and cpuacct hierarchies. Each group costs the kernel a
+    /// few KiB per sandbox and a cgroup.procs write per process that enters it.
+    bool unified_core = false;
 
-    /// True when `controller` is handled by a v1 hierarchy (else by the unified tree).
-    bool on_v1(const std::string& controller) const { return v1.count(controller) != 0; }
+    /// True when `controller` is handled by a v1 hierarchy dsec makes groups in (else by
+    /// the unified tree).
+    bool on_v1(const std::string& controller) const {
+        return v1.count(controller) != 0 && !(unified_core && (controller == "freezer" || controller == "cpuacct"));
+    }
 };
 
 /// Parses /proc/self/mountinfo text. Controllers mounted on v1 win over the unified tree
@@ -31,8 +39,12 @@ Result<Layout> parse_mountinfo(std::string_view mountinfo);
 /// layout. Errors: not_found when no cgroup filesystem is mounted at all.
 Result<Layout> parse_mounts(std::string_view mounts);
 
-/// Reads /proc/self/mounts once and caches the answer for the process's lifetime.
+/// Reads /proc/self/mounts once and caches the answer for the process's lifetime; sets
+/// unified_core on a hybrid host whose kernel is 5.14 or later.
 Result<Layout> detect();
+
+/// Whether a kernel release ("6.1.0-13-amd64") is at least major.minor.
+bool kernel_at_least(std::string_view release, int major, int minor);
 
 /// "v1", "v2" or "hybrid".
 const char* mode_name(Mode m);

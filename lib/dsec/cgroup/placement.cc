@@ -29,9 +29,11 @@ Result<Placement> place(const Layout& layout, const std::string& parent, const s
     // One directory per hierarchy, not per controller ("cpu,cpuacct" mounted together).
     std::set<std::string> seen;
     for (auto& [ctrl, mnt] : layout.v1) {
-        if (!seen.insert(mnt).second || (shared && mnt == memory_mount)) continue;
+        if (!layout.on_v1(ctrl) || !seen.insert(mnt).second || (shared && mnt == memory_mount)) continue;
         p.dirs.push_back(mnt + "/" + parent + "/" + id);
     }
+    for (auto& [ctrl, mnt] : layout.v1)
+        if (seen.insert(mnt).second) p.unused.push_back(mnt + "/" + parent + "/" + id);
     if (!layout.unified.empty()) {
         // On v2 the shared group is the sandboxes' parent: its memory is theirs.
         bool nest = shared && memory_mount.empty();

@@ -7,6 +7,7 @@
 // kernel bookkeeping sized by the shrinkers alive on the host, so dense idle fleets share one.
 //   v1, hybrid: the v1 memory hierarchy holds `<parent>/.shared-memory` and no group per
 //     sandbox; pids, cpu, cpuacct, freezer (and the unified tree) stay `<parent>/<id>`.
+//     (On a hybrid host with Layout::unified_core, no cpuacct or freezer group at all.)
 //   v2: the sandbox's group nests as `<parent>/.shared-memory/<id>`; the shared group
 //     enables cpu and pids for its children but not memory, so their pages are charged to
 //     the shared group.
@@ -40,6 +41,8 @@ struct Placement {
     std::string memory;             // the memory cgroup its processes are charged to ("" when none)
     std::string shared;             // the shared memory group ("" with Memcg::own)
     std::vector<std::string> join;  // the groups a process enters: dirs, plus the shared one on v1
+    std::vector<std::string> unused;  // its groups in v1 hierarchies dsec no longer uses (Layout::unified_core): made by
+                                      // an older dsec, removed with the others
 };
 
 /// The placement of sandbox `id` under `parent` (parent_for_run()). Errors: unsupported

@@ -175,8 +175,10 @@ Status cgroups(Pass& p) {
     std::set<std::string> parents, done;
     // With a shared memory cgroup on v2, sandboxes' groups nest in the shared one.
     cgroup::Cgroup any(*layout, parent, "x"), any_shared(*layout, parent, "x", cgroup::Memcg::shared);
-    for (auto& d : any.dirs()) parents.insert(fs::dirname(d));
-    for (auto& d : any_shared.dirs()) parents.insert(fs::dirname(d));
+    for (auto* cg : {&any, &any_shared}) {
+        for (auto& d : cg->dirs()) parents.insert(fs::dirname(d));
+        for (auto& d : cg->unused_dirs()) parents.insert(fs::dirname(d));  // an older dsec's
+    }
     for (auto& dir : parents) {
         auto names = fs::list_dir(dir);
         if (!names) continue;

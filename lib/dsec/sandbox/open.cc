@@ -1,5 +1,7 @@
 #include "dsec/sandbox/open.h"
 
+#include <algorithm>
+
 #include "dsec/sys/id.h"
 
 namespace dsec::sandbox {
@@ -8,7 +10,13 @@ ns::JoinSpec Opened::join(int namespaces, bool userns) const {
     return ns::JoinSpec{state.pid, state.pid_start, cg.procs_files(), namespaces, userns, {}};
 }
 
-bool same_cgroup(const SavedCgroup& saved, const cgroup::Cgroup& cg) { return saved.dirs == cg.dirs(); }
+bool same_cgroup(const SavedCgroup& saved, const cgroup::Cgroup& cg) {
+    // A sandbox made before dsec left the hierarchies of unused_dirs() also lists those.
+    std::vector<std::string> dirs;
+    for (auto& d : saved.dirs)
+        if (std::find(cg.unused_dirs().begin(), cg.unused_dirs().end(), d) == cg.unused_dirs().end()) dirs.push_back(d);
+    return dirs == cg.dirs();
+}
 
 Result<Opened> open_sandbox(const Paths& paths, const std::string& id, Need need) {
     if (auto r = check_id(id); !r) return fail(r.error());
