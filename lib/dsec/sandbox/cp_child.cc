@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <vector>
 
 #include "dsec/cgroup/cgroup.h"
@@ -91,6 +92,29 @@ Report parse_report(const std::string& text, int status, const std::string& id) 
 }
 
 bool peer_went_away(const Error& e) { return e.err == EPIPE; }
+
+// Out of a sandbox the host's reader stops at the archive's end blocks, while the rest of
+// the child's last write (one 10 KiB record: the end blocks and their padding, split by
+// the pipe) may still be on its way; closing then would fail the child with EPIPE. So
+// what is left is read and dropped until the child closes its end, for at most a second
+// and 1 MiB (the child is ours, but it runs inside).
+void drain(int fd) {
+    char buf[16384];
+    size_t total = 0;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (total < (size_t(1) << 20)) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) return;
+        struct pollfd p = {fd, POLLIN, 0};
+        int ready = ::poll(&p, 1, int(left.count()));
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready <= 0) return;
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        total += size_t(n);
+    }
+}
 }  // namespace
 
 bool host_completed(int verdict_fd) {
@@ -131,6 +155,7 @@ Result<copy::Stats> run_copy(const Paths& paths, const std::string& id, Flow flo
     verdict_r.reset();
 
     Status mine = host(host_data.get());
+    if (!in && mine) drain(host_data.get());
     // Closed: a child still writing gets EPIPE, one still reading gets EOF.
     host_data.reset();
     if (in && mine) (void)!::write(verdict_w.get(), &kComplete, 1);
