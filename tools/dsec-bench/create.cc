@@ -192,9 +192,15 @@ Status run_density(Context& ctx) {
     if (ctx.opt.raise_limits)
         if (auto r = limits.raise(bench::limits_for(n == 1000000 ? 100000 : n)); !r) return r;
     rec["limits_raised"] = limits.to_json();
-    for (auto& c : rec["limits_raised"])
-        std::cerr << "dsec-bench: raised " << c["name"].get<std::string>() << " from " << c["before"] << " to "
-                  << c["after"] << " (restored at the end)\n";
+    for (auto& c : rec["limits_raised"]) {
+        std::string name = c["name"].get<std::string>();
+        if (c["after"] == c["before"])
+            std::cerr << "dsec-bench: could not raise " << name << " above " << c["before"] << ": "
+                      << c.value("note", std::string()) << "\n";
+        else
+            std::cerr << "dsec-bench: raised " << name << " from " << c["before"] << " to " << c["after"]
+                      << " (restored at the end)\n";
+    }
 
     // Warm-up: the layer's mount and the tools' caches are in place before the baseline.
     for (size_t i = 0; i < ctx.opt.warmup; i++) {

@@ -77,7 +77,7 @@ Status RaisedLimits::raise(const std::vector<std::pair<std::string, uint64_t>>& 
             rl.rlim_cur = rl.rlim_max;
             if (::setrlimit(res, &rl) < 0) return fail(sys_error("setrlimit", name).context("raising limits"));
             changes_.push_back({name, *now, uint64_t(rl.rlim_max),
-                                "wanted " + std::to_string(minimum) + "; the hard limit may not be raised (EPERM)"});
+                                "wanted " + std::to_string(minimum) + "; raising the hard limit needs CAP_SYS_RESOURCE (EPERM)"});
             continue;
         }
         changes_.push_back({name, *now, minimum, ""});
