@@ -64,3 +64,19 @@ TEST_CASE("density: first and last ten creates, and their ratio") {
     auto none = bench::density_latency({}, 0);
     CHECK(none["ratios"]["last/first"]["median"] == 0);
 }
+
+TEST_CASE("density: latencies of many creates become a few points for the plot") {
+    std::vector<std::pair<double, double>> lat;
+    for (int i = 0; i < 1000; i++) lat.push_back({double(i), i % 10 == 9 ? 100.0 : 5.0});  // one slow in ten
+    auto med = bench::bucketed(lat, 100, 50);
+    REQUIRE(med.size() == 100);
+    CHECK(med.front().first == doctest::Approx(4.5));  // creates 0..9
+    CHECK(med.front().second == doctest::Approx(5.0));
+    auto p95 = bench::bucketed(lat, 100, 95);
+    CHECK(p95.back().second > 50);
+    // Fewer creates than buckets: one point each; none: none.
+    CHECK(bench::bucketed({{1, 2}, {2, 3}}, 100, 50).size() == 2);
+    CHECK(bench::bucketed({}, 100, 50).empty());
+    // A count that does not divide: every create is in one run.
+    CHECK(bench::bucketed(std::vector<std::pair<double, double>>(1001, {1, 1}), 100, 50).size() == 91);
+}

@@ -70,4 +70,22 @@ nlohmann::json density_latency(const std::vector<double>& ms, size_t alive) {
     return out;
 }
 
+std::vector<std::pair<double, double>> bucketed(const std::vector<std::pair<double, double>>& latency, size_t buckets,
+                                                double pct) {
+    std::vector<std::pair<double, double>> out;
+    size_t width = std::max<size_t>(1, buckets ? (latency.size() + buckets - 1) / buckets : 1);
+    for (size_t start = 0; start < latency.size(); start += width) {
+        size_t end = std::min(latency.size(), start + width);
+        double alive = 0;
+        std::vector<double> ms;
+        for (size_t i = start; i < end; i++) {
+            alive += latency[i].first;
+            ms.push_back(latency[i].second);
+        }
+        std::sort(ms.begin(), ms.end());
+        out.push_back({alive / double(end - start), percentile(ms, pct)});
+    }
+    return out;
+}
+
 }  // namespace dsec::bench

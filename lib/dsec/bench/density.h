@@ -45,4 +45,10 @@ bool over_budget(const HostMemory& before, const HostMemory& now, uint64_t budge
 /// first and last ten) and "ratios" ("last/first"). {"figures":{...},"ratios":{...}}.
 nlohmann::json density_latency(const std::vector<double>& ms, size_t alive);
 
+/// Per-create latencies (alive, ms), in order, as at most about `buckets` points: each
+/// run of consecutive creates becomes (its mean alive, its `pct`-th percentile ms). Runs
+/// are count/buckets creates long (at least 1), so a plot of 10,000 creates stays small.
+std::vector<std::pair<double, double>> bucketed(const std::vector<std::pair<double, double>>& latency, size_t buckets,
+                                                double pct);
+
 }  // namespace dsec::bench
