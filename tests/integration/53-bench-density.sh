@@ -13,7 +13,9 @@ jq -e '.counts.sandboxes == 12 and .counts.stopped_by == "count"
        and .figures.create_ms_first.n >= 1 and .figures.create_ms_last.n >= 1
        and .ratios["last/first"].median > 0
        and .figures.create_ms_at_10.n == 2 and .figures.create_ms_at_12.n == 2
-       and .ratios["at_count/at_10"].median > 0' "$T/out.jsonl" >/dev/null \
+       and .ratios["at_count/at_10"].median > 0
+       and .figures.destroy_ms_at_10.n == 2 and .figures.destroy_ms_at_12.n == 2
+       and .ratios["destroy_at_count/at_10"].median > 0 and .counts.destroyed_per_second > 0' "$T/out.jsonl" >/dev/null \
     || { cat "$T/out.jsonl" >&2; fail "density: wrong counts"; }
 grep -q "<svg" "$T/density.svg" || fail "no SVG plot"
 

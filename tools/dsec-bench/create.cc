@@ -1,6 +1,7 @@
 // dsec-bench create and density: sandboxes made per second at a concurrency, and host
 // memory per idle sandbox with create latency as more of them are alive.
 #include <atomic>
+#include <chrono>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -162,19 +163,29 @@ Status plot_density(const Context& ctx, const std::vector<std::pair<double, doub
     return bench::plot_svg({lat, m, marginal}, ctx.opt.plot);
 }
 
-// Create latency at a fixed number alive: `probes` creates, each destroyed again at once,
-// so every one of them starts with the same number of sandboxes alive.
-Result<std::vector<double>> probe_creates(const DsecTools& t, const std::string& layer, size_t probes,
-                                          const std::vector<std::string>& options) {
-    std::vector<double> ms;
+// Create and destroy latency at a fixed number alive: `probes` creates, each destroyed
+// again at once (timed too), so every one of them starts with the same number alive.
+double ms_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+struct Probes {
+    std::vector<double> create_ms, destroy_ms;
+};
+
+Result<Probes> probe_creates(const DsecTools& t, const std::string& layer, size_t probes,
+                             const std::vector<std::string>& options) {
+    Probes out;
     for (size_t i = 0; i < probes; i++) {
         if (cli::interrupted()) return fail(cli::interrupted_error());
         auto made = create_sandbox(t, layer, options);
         if (!made) return fail(made.error());
-        ms.push_back(made->value("ms", 0.0));
+        out.create_ms.push_back(made->value("ms", 0.0));
+        auto start = std::chrono::steady_clock::now();
         if (auto r = destroy_sandboxes(t, {made->value("id", "")}, 1); !r) return fail(r.error());
+        out.destroy_ms.push_back(ms_since(start));
     }
-    return ms;
+    return out;
 }
 
 Status run_density(Context& ctx) {
@@ -225,7 +236,7 @@ Status run_density(Context& ctx) {
     std::string stopped = "count";
     // Probes at 10 alive and again at the end (when the count is above 10).
     size_t probes = ctx.iterations(20), base_alive = 10;
-    std::vector<double> probe_base, probe_end;
+    Probes probe_base, probe_end;
     cli::Progress bar("density", n);
     for (size_t i = 0; i < n; i++) {
         if (i == base_alive) {
@@ -255,29 +266,38 @@ Status run_density(Context& ctx) {
     }
     if (mem.empty() || mem.back().alive != boxes.ids.size()) mem.push_back(sample_memory(*before, boxes, mem));
     size_t alive = boxes.ids.size();
-    if (alive > base_alive && !probe_base.empty()) {
+    if (alive > base_alive && !probe_base.create_ms.empty()) {
         auto p = probe_creates(boxes.tools, *layer, probes, create_options);
         if (!p) return fail(p.error());
         probe_end = std::move(*p);
     }
+    auto teardown = std::chrono::steady_clock::now();
     if (auto r = boxes.destroy(); !r) return r;
+    double teardown_s = ms_since(teardown) / 1000.0;
     limits.restore();
 
     rec["counts"] = {{"sandboxes", alive}, {"stopped_by", stopped}, {"memory_budget_bytes", budget},
-                     {"memory_per_sandbox_bytes", mem.back().to_json()}};
+                     {"memory_per_sandbox_bytes", mem.back().to_json()},
+                     {"destroyed_per_second", teardown_s > 0 ? double(alive) / teardown_s : 0}};
     rec["memory_samples"] = json::array();
     for (auto& s : mem) rec["memory_samples"].push_back(s.to_json());
     rec.update(bench::density_latency(ms, alive), true);
-    if (!probe_end.empty()) {
-        std::string at_end = "create_ms_at_" + std::to_string(alive), at_base = "create_ms_at_" + std::to_string(base_alive);
-        rec["figures"][at_base] = bench::summarize(probe_base).to_json("ms");
-        rec["figures"][at_end] = bench::summarize(probe_end).to_json("ms");
-        double b = bench::median(probe_base);
-        rec["ratios"]["at_count/at_10"] = {
-            {"median", b > 0 ? bench::median(probe_end) / b : 0},
-            {"means", "median of " + std::to_string(probes) + " creates with " + std::to_string(alive) +
-                          " alive over that of " + std::to_string(probes) + " with " + std::to_string(base_alive) +
-                          " alive (each probe destroyed at once, so the number alive holds)"}};
+    if (!probe_end.create_ms.empty()) {
+        // The same figures and ratio for the probes' creates and their destroys.
+        auto at = [&](const char* what, const std::vector<double>& base, const std::vector<double>& end,
+                      const std::string& ratio) {
+            std::string w(what);
+            rec["figures"][w + "_ms_at_" + std::to_string(base_alive)] = bench::summarize(base).to_json("ms");
+            rec["figures"][w + "_ms_at_" + std::to_string(alive)] = bench::summarize(end).to_json("ms");
+            double b = bench::median(base);
+            rec["ratios"][ratio] = {
+                {"median", b > 0 ? bench::median(end) / b : 0},
+                {"means", "median of " + std::to_string(probes) + " " + w + "s with " + std::to_string(alive) +
+                              " alive over that of " + std::to_string(probes) + " with " + std::to_string(base_alive) +
+                              " alive (each probe destroyed at once, so the number alive holds)"}};
+        };
+        at("create", probe_base.create_ms, probe_end.create_ms, "at_count/at_10");
+        at("destroy", probe_base.destroy_ms, probe_end.destroy_ms, "destroy_at_count/at_10");
     }
     rec["baselines"]["dsec"] = {
         {"does", dsec_does("dsec-run create --layers LAYER --memcg " + ctx.opt.memcg + ", one at a time, left idle")}};
