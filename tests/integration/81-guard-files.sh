@@ -22,7 +22,7 @@ cat > "$T/policy.json" <<'JSON'
 {"files": {"read_only": ["/"], "read_write": ["/work"], "hidden": ["/answers", "/etc/grader-token", "/not-there"]}}
 JSON
 # The layers and the covers of hidden paths are mounted once per host (run directory).
-host_mounts() { grep -vcE " $DSEC_RUN/(layers|guard|init)" /proc/self/mounts; }
+host_mounts() { grep -vcE " $DSEC_RUN/(layers|guard|init|rootns)" /proc/self/mounts; }
 mounts_before=$(host_mounts)
 dsec-run create --layers task --id open > /dev/null
 on_exit "dsec-run destroy --force open > /dev/null"

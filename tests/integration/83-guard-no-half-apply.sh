@@ -14,7 +14,7 @@ cat > "$T/bad.json" <<'JSON'
 {"files": {"hidden": ["/etc/passwd"], "read_only": ["/usr", "/no/such/dir"]}}
 JSON
 # The layers and the covers of hidden paths are mounted once per host (run directory).
-host_mounts() { grep -vcE " $DSEC_RUN/(layers|guard|init)" /proc/self/mounts; }
+host_mounts() { grep -vcE " $DSEC_RUN/(layers|guard|init|rootns)" /proc/self/mounts; }
 mounts_before=$(host_mounts)
 # Should a create wrongly succeed, the sandbox still goes at the end.
 on_exit "dsec-run destroy --force half > /dev/null 2>&1"

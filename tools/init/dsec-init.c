@@ -7,11 +7,14 @@
  *   fd 4      a pipe holding the dsec_confinement the init applies to itself when ready
  *   fd 5      a mount (idmapped clone) holding the sandbox's upper/ and work/ (kept open)
  *   fd 6..    the layers' mounts (idmapped clones), top first
- *   argv      dsec-init HOSTNAME LAYERS SCRATCH_BYTES USERXATTR [BIND_DST...]   (no host path)
+ *   argv      dsec-init HOSTNAME LAYERS SCRATCH_BYTES USERXATTR ROOT [BIND_DST...]   (no host path)
+ *             ROOT: "pivot" when the mount namespace is a copy of the host's (pivot_root into the
+ *             new root, the host's tree detached), "chroot" when it is a copy of the run
+ *             directory's template (ns/root_template.h: nothing of the host's outside)
  *   cwd       b0, b1, ...: the sandbox's binds, one per BIND_DST (sandbox/bind.h), when any
  * It mounts the overlay over the cwd (the mount lives only in this namespace), builds
- * /dev, /proc and /tmp (one tmpfs for all of them), brings loopback up, pivots into the
- * new root, confines itself (no capabilities, no_new_privs, seccomp) and then does
+ * /dev, /proc and /tmp (one tmpfs for all of them), brings loopback up, pivots or chroots
+ * into the new root, confines itself (no capabilities, no_new_privs, seccomp) and then does
  * nothing but reap zombies. Not dumpable, so nothing in the sandbox can read its memory,
  * descriptors or executable. No allocations after start-up: an idle sandbox should cost
  * the host well under a megabyte.
@@ -60,7 +63,8 @@ static void mkdir_or_die(const char *path, mode_t mode) {
  * memory cgroup, an array indexed by shrinker, so creating a sandbox gets slower as
  * sandboxes accumulate; one tmpfs instead of seven keeps that growth small. The tmpfs
  * is first mounted on the cwd, under where the overlay goes, and reached through
- * `scratch` (its mount's descriptor); it disappears with the old root at the pivot.
+ * `scratch` (its mount's descriptor); it disappears with the old root at a pivot, and
+ * stays, under the overlay and outside the root, after a chroot.
  * Only descriptors and relative paths from here on: the host directories above the cwd
  * are closed to root of this namespace. */
 static int scratch = -1;
@@ -194,23 +198,22 @@ static void attach_layer(int fd, const char *name) {
 /* The sandbox's root: an overlay of the layers with the writable upper, mounted by root
  * of this user namespace (so, with userxattr, it keeps its metadata in user.overlay.*
  * and files land on disk with their owners as seen inside). Layers are named through
- * /proc/self/fd and the scratch tmpfs, so nothing in the mount table names a host path;
+ * the scratch tmpfs (relative paths from it), so nothing in the mount table names a host path;
  * their mounts go with the old root at the pivot (the overlay holds private clones). */
 static void mount_overlay(int layers, int userxattr) {
-    char name[32], path[64];
+    char name[32];
     int fs = (int)syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
     if (fs < 0) die("fsopen", "overlay");
+    /* Paths relative to the scratch tmpfs (a copy of the template has no /proc/self). */
+    if (fchdir(scratch) < 0) die("chdir", "scratch tmpfs");
     for (int i = 0; i < layers; i++) {
         snprintf(name, sizeof name, "l%d", i);
         attach_layer(kFirstLowerFd + i, name);
-        snprintf(path, sizeof path, "/proc/self/fd/%d/%s", scratch, name);
-        fsconfig_or_die(fs, FSCONFIG_SET_STRING, "lowerdir+", path);
+        fsconfig_or_die(fs, FSCONFIG_SET_STRING, "lowerdir+", name);
     }
     attach_layer(kUpperFd, "u");
-    snprintf(path, sizeof path, "/proc/self/fd/%d/u/upper", scratch);
-    fsconfig_or_die(fs, FSCONFIG_SET_STRING, "upperdir", path);
-    snprintf(path, sizeof path, "/proc/self/fd/%d/u/work", scratch);
-    fsconfig_or_die(fs, FSCONFIG_SET_STRING, "workdir", path);
+    fsconfig_or_die(fs, FSCONFIG_SET_STRING, "upperdir", "u/upper");
+    fsconfig_or_die(fs, FSCONFIG_SET_STRING, "workdir", "u/work");
     /* See mount/overlay.h for why: nothing an agent writes may redirect into a lower. */
     fsconfig_or_die(fs, FSCONFIG_SET_STRING, "metacopy", "off");
     fsconfig_or_die(fs, FSCONFIG_SET_STRING, "redirect_dir", "nofollow");
@@ -222,6 +225,13 @@ static void mount_overlay(int layers, int userxattr) {
      * lies on (other tenants' dirty data included). */
     fsconfig_or_die(fs, FSCONFIG_SET_FLAG, "volatile", NULL);
     fsconfig_or_die(fs, FSCONFIG_CMD_CREATE, NULL, NULL);
+    /* The overlay holds private clones of its layers and upper: ours go now (after a
+     * chroot they would stay in the namespace, under the root, for nothing). */
+    for (int i = 0; i < layers; i++) {
+        snprintf(name, sizeof name, "l%d", i);
+        if (umount2(name, MNT_DETACH) < 0) die("umount2", name);
+    }
+    if (umount2("u", MNT_DETACH) < 0) die("umount2", "u");
     int mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID);
     if (mnt < 0) die("fsmount", "overlay");
     if (move_mount(mnt, "", scratch, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
@@ -313,7 +323,8 @@ static void loopback_up(void) {
 
 static void set_up(int argc, char **argv) {
     const char *hostname = argv[1];
-    int bind_count = argc - 5;
+    int chroot_only = strcmp(argv[5], "chroot") == 0;
+    int bind_count = argc - 6;
     /* Nothing below may propagate back to the host's mount table. */
     mount_or_die(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
     take_binds(bind_count);
@@ -323,13 +334,26 @@ static void set_up(int argc, char **argv) {
     make_proc();
     mkdir_or_die("tmp", 01777);
     bind_scratch("tmp", "tmp", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
-    for (int i = 0; i < bind_count; i++) attach_bind(i, argv[5 + i]);
+    for (int i = 0; i < bind_count; i++) attach_bind(i, argv[6 + i]);
     close(scratch);
     if (sethostname(hostname, strlen(hostname)) < 0) die("sethostname", hostname);
     loopback_up();
-    /* The classic pivot: the old root ends up stacked under the new one, then goes. */
-    if (syscall(SYS_pivot_root, ".", ".") < 0) die("pivot_root", "/");
-    if (umount2(".", MNT_DETACH) < 0) die("umount2", "old root");
+    if (chroot_only) {
+        /* A copy of the template, which holds nothing of the host's: the new root moves
+         * onto the namespace's root, then we chroot into it. pivot_root would walk every
+         * thread on the host (one per idle sandbox) to move their roots; this does not.
+         * Stacked on the namespace's root, the new root has no mountpoint to climb to:
+         * ".." at it stays there, so a chroot escape (chroot into a subdirectory, then
+         * ".." from outside it) ends where it began, as after a pivot; and setns into the
+         * namespace lands on it (the kernel looks "/" up through the mounts on it). What
+         * lies beneath (the template's tmpfs, our scratch tmpfs) is reachable by no path. */
+        if (mount(".", "/", NULL, MS_MOVE, NULL) < 0) die("mount --move", "/");
+        if (chroot(".") < 0) die("chroot", "/");
+    } else {
+        /* The classic pivot: the old root ends up stacked under the new one, then goes. */
+        if (syscall(SYS_pivot_root, ".", ".") < 0) die("pivot_root", "/");
+        if (umount2(".", MNT_DETACH) < 0) die("umount2", "old root");
+    }
     if (chdir("/") < 0) die("chdir", "/");
     /* Our stdio was the host's /dev/null: now the sandbox's own, so /proc/1/fd holds
      * nothing that was opened outside. */
@@ -375,7 +399,7 @@ static void read_confinement(void) {
 int main(int argc, char **argv) {
     /* Before anything else: nothing in the sandbox may ptrace us or read /proc/1/{mem,fd,exe,environ}. */
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    if (argc < 5 || argc > 5 + kMaxBinds || getpid() != 1) {
+    if (argc < 6 || argc > 6 + kMaxBinds || getpid() != 1 || (strcmp(argv[5], "chroot") && strcmp(argv[5], "pivot"))) {
         fprintf(stderr, "dsec-init: started by dsec-run only (as pid 1 of a new pid namespace)\n");
         return 2;
     }

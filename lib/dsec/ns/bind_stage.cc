@@ -22,9 +22,10 @@ void BindStage::leave() {
     old_cwd_.reset();
 }
 
-Status BindStage::enter(const std::string& dir, const std::vector<int>& mounts) {
+Status BindStage::enter(const std::string& dir, const std::vector<int>& mounts, int current_ns) {
     if (mounts.empty()) return {};
-    old_ns_.reset(::open("/proc/thread-self/ns/mnt", O_RDONLY | O_CLOEXEC));
+    old_ns_.reset(current_ns >= 0 ? ::fcntl(current_ns, F_DUPFD_CLOEXEC, 0)
+                                  : ::open("/proc/thread-self/ns/mnt", O_RDONLY | O_CLOEXEC));
     if (!old_ns_) return fail(sys_error("open", "/proc/thread-self/ns/mnt"));
     old_cwd_.reset(::open(".", O_PATH | O_DIRECTORY | O_CLOEXEC));
     // This thread only (its own fs_struct comes with it); the process's others stay put.

@@ -23,9 +23,10 @@ public:
     /// Leaves the thread's mount namespace for a private copy (nothing propagates back
     /// to the host), mounts a tmpfs at `dir` and attaches each of `mounts` (detached
     /// mounts) there as b<i>, a directory or an empty file as the mount's root is.
-    /// Nothing to do without mounts. Errors: the failing unshare/mount/move_mount step
-    /// (the thread is back where it was).
-    Status enter(const std::string& dir, const std::vector<int>& mounts);
+    /// Nothing to do without mounts. `current_ns`: the namespace the thread is in, when
+    /// it cannot be named by /proc/thread-self (in the template's, root_template.h).
+    /// Errors: the failing unshare/mount/move_mount step (the thread is back where it was).
+    Status enter(const std::string& dir, const std::vector<int>& mounts, int current_ns = -1);
     /// Back where the thread was (done by the destructor too).
     void leave();
 

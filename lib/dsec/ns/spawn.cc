@@ -21,6 +21,7 @@
 #include "dsec/mount/overlay.h"
 #include "dsec/ns/bind_stage.h"
 #include "dsec/ns/confinement.h"
+#include "dsec/ns/root_template.h"
 #include "dsec/sys/fs.h"
 
 namespace dsec::ns {
@@ -37,6 +38,7 @@ constexpr size_t kFdsPerMessage = 250;
 struct Child {
     const InitSpec* spec;
     int status, confinement, sock, devnull;
+    int exe;  // dsec-init, opened by the parent (copied from the template), else -1
     const char* exe_path;
     int* received;  // room for 1 + lowers descriptors
     size_t count;
@@ -84,14 +86,19 @@ void receive_mounts(const Child& c) {
     // Held here until the host has mapped our ids and made our mounts.
     receive_mounts(c);
     // Still host root for these: the directories above are closed to root of the sandbox.
-    // dsec-init is opened here, in our own copy of the mounts: its mount goes with the
-    // host's tree at the pivot, and its path with it.
-    int low_exe = ::open(c.exe_path, O_PATH | O_CLOEXEC);
-    if (low_exe < 0) child_fail(c, "open", "dsec-init");
-    int exe = ::fcntl(low_exe, F_DUPFD_CLOEXEC, kHighFd);
-    if (exe < 0) child_fail(c, "fcntl", "F_DUPFD_CLOEXEC");
-    ::close(low_exe);
-    if (::chdir(spec.root_dir.c_str()) < 0) child_fail(c, "chdir", "sandbox root");
+    // Copied from the host's tree, dsec-init is opened here, in our own copy of the
+    // mounts: its mount goes with the host's tree at the pivot, and its path with it.
+    // Copied from the template, there is no host path here: the parent opened it.
+    int exe = c.exe;
+    if (exe < 0) {
+        int low_exe = ::open(c.exe_path, O_PATH | O_CLOEXEC);
+        if (low_exe < 0) child_fail(c, "open", "dsec-init");
+        exe = ::fcntl(low_exe, F_DUPFD_CLOEXEC, kHighFd);
+        if (exe < 0) child_fail(c, "fcntl", "F_DUPFD_CLOEXEC");
+        ::close(low_exe);
+    }
+    const char* start_dir = spec.root_template >= 0 ? kTemplateStartDir : spec.root_dir.c_str();
+    if (::chdir(start_dir) < 0) child_fail(c, "chdir", "sandbox root");
     if (spec.userns) {
         // Become root of the new namespace (host id host_uid), not host root seen from it.
         if (::syscall(SYS_setgroups, 0, nullptr) < 0) child_fail(c, "setgroups");
@@ -248,9 +255,15 @@ Result<Started> start_init(const InitSpec& spec) {
     if (!devnull) return fail(sys_error("open", "/dev/null"));
     Fd h_status = high(status_w.get()), h_conf = high(conf_r.get()), h_sock = high(child_sock.get()),
        h_null = high(devnull.get());
+    Fd h_exe;
+    if (spec.root_template >= 0) {
+        Fd exe(::open(spec.exe_path.c_str(), O_PATH | O_CLOEXEC));
+        if (!exe) return fail(sys_error("open", spec.exe_path));
+        h_exe = high(exe.get());
+    }
     // EINVAL: the descriptor limit (ulimit -n) is at or below kHighFd, which is running
     // out of descriptors as much as EMFILE is, and says so.
-    if (!h_status || !h_conf || !h_sock || !h_null)
+    if (!h_status || !h_conf || !h_sock || !h_null || (spec.root_template >= 0 && !h_exe))
         return fail(errno == EINVAL ? errno_error(EMFILE, "fcntl", "F_DUPFD_CLOEXEC " + std::to_string(kHighFd))
                                     : sys_error("fcntl", "F_DUPFD_CLOEXEC"));
     status_w.reset();
@@ -262,9 +275,10 @@ Result<Started> start_init(const InitSpec& spec) {
     std::vector<int> received(1 + spec.lowers.size());
     std::vector<int> keep = spec.join_fds;
     keep.insert(keep.end(), {h_status.get(), h_conf.get(), h_sock.get(), h_null.get()});
+    if (h_exe) keep.push_back(h_exe.get());
     std::sort(keep.begin(), keep.end());
-    Child child{&spec,           h_status.get(),   h_conf.get(), h_sock.get(), h_null.get(), spec.exe_path.c_str(),
-                received.data(), received.size(), argv.data(),  keep.data(),  keep.size()};
+    Child child{&spec, h_status.get(), h_conf.get(), h_sock.get(), h_null.get(), h_exe ? h_exe.get() : -1,
+                spec.exe_path.c_str(), received.data(), received.size(), argv.data(), keep.data(), keep.size()};
 
     int pidfd = -1;
     struct clone_args args;
@@ -276,11 +290,21 @@ Result<Started> start_init(const InitSpec& spec) {
         args.flags |= CLONE_INTO_CGROUP;
         args.cgroup = uint64_t(spec.unified_cgroup_fd);
     }
-    // Binds are copied into the init's mount namespace with the rest, and so locked.
+    // The init's mount namespace is copied from the template's (no pivot_root for it to
+    // take, root_template.h) or the host's. Binds are copied in with the rest, and so locked.
+    TemplateStage from_template;
+    if (spec.root_template >= 0)
+        if (auto r = from_template.enter(spec.root_template); !r) return fail(r.error());
     BindStage stage;
-    if (auto r = stage.enter(spec.root_dir, spec.binds); !r) return fail(r.error());
+    if (auto r = stage.enter(spec.root_template >= 0 ? kTemplateStartDir : spec.root_dir, spec.binds,
+                             spec.root_template);
+        !r)
+        return fail(r.error());
     long pid = ::syscall(SYS_clone3, &args, sizeof args);
-    if (pid > 0) stage.leave();
+    if (pid > 0) {
+        stage.leave();
+        from_template.leave();
+    }
     if (pid < 0) {
         Error e = sys_error("clone3", "new namespaces");
         if (spec.userns && (e.err == EPERM || e.err == ENOSPC))

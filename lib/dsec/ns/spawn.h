@@ -21,6 +21,9 @@ enum InitFd { kInitStatusFd = 3, kInitConfinementFd = 4, kInitUpperFd = 5, kInit
 
 struct InitSpec {
     std::string exe_path;             // dsec-init, opened by the child in its own mount namespace
+    int root_template = -1;           // the run directory's template mount namespace (root_template.h): the
+                                      // init's is copied from it and it starts in kTemplateStartDir; -1: from
+                                      // the host's, starting in root_dir
     std::vector<std::string> argv;    // argv[0] included; never a host path
     std::string root_dir;             // an empty host directory: the init's cwd at start
     std::vector<std::string> lowers;  // mounted layers, top first

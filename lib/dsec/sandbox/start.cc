@@ -6,6 +6,7 @@
 
 #include <cerrno>
 
+#include "dsec/ns/root_template.h"
 #include "dsec/sandbox/disk.h"
 #include "dsec/sandbox/sandbox.h"
 
@@ -66,8 +67,16 @@ Result<ns::Started> start(const Paths& paths, const mount::Rootfs& rootfs, const
         binds.push_back(std::move(*tree));
     }
     spec.exe_path = *exe;
+    // With its own user namespace the init starts from the run directory's template mount
+    // namespace and only chroots into its root (ns/root_template.h). A host that cannot
+    // make the template (an odd kernel or mount table) gets the pivot_root start, which
+    // works anywhere; so does --userns=host, whose init keeps CAP_SYS_CHROOT.
+    Fd root_template;
+    if (sec.userns)
+        if (auto t = ns::root_template(paths.run)) root_template = std::move(*t);
+    spec.root_template = root_template ? root_template.get() : -1;
     spec.argv = {"dsec-init", s.hostname, std::to_string(rootfs.lowerdirs.size()), std::to_string(s.tmp_size),
-                 sec.userns ? "1" : "0"};
+                 sec.userns ? "1" : "0", root_template ? "chroot" : "pivot"};
     for (auto& b : s.binds) spec.argv.push_back(b.dst);
     spec.root_dir = root;
     spec.lowers = rootfs.lowerdirs;

@@ -1,0 +1,57 @@
+#!/bin/bash
+# A sandbox's mount namespace is copied from its run directory's template (a small
+# read-only tmpfs holding nothing of the host's, made once and kept at RUN/rootns), and
+# its init moves its root onto the namespace's root and chroots into it instead of
+# calling pivot_root, which walks every thread on the host. What that must keep: no
+# host path or template mount in sight, ".." at the root stays there (a chroot escape
+# with the default CAP_SYS_CHROOT gets nowhere), setns lands on the sandbox's root,
+# joins (exec, cp) see the same root, and a run directory whose template went away
+# gets a new one. --userns=host keeps the pivot_root start.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/sec-lib.sh"
+
+make_probe_layer
+new_box a
+new_box b
+[ "$(stat -f -c %T "$DSEC_RUN/rootns")" = nsfs ] || fail "no template namespace at RUN/rootns"
+init_a=$(jq .pid "$DSEC_RUN/sandboxes/a/state.json")
+init_b=$(jq .pid "$DSEC_RUN/sandboxes/b/state.json")
+tr '\0' ' ' < "/proc/$init_a/cmdline" | grep -q ' chroot ' || fail "the init did not start from the template: $(tr '\0' ' ' < "/proc/$init_a/cmdline")"
+# Each sandbox has a namespace of its own, copied from the one template.
+[ "$(readlink "/proc/$init_a/ns/mnt")" != "$(readlink "/proc/$init_b/ns/mnt")" ] || fail "two sandboxes share a mount namespace"
+[ "$(readlink "/proc/$init_a/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ] || fail "the sandbox is in the host's mount namespace"
+
+# Inside: only the sandbox's own mounts, "/" first; nothing of the template.
+mountinfo=$(dsec-run exec a -- cat /proc/self/mountinfo)
+[ "$(awk 'NR == 1 { print $5 }' <<< "$mountinfo")" = / ] || fail "the first mount inside is not /: $mountinfo"
+! grep -q 'dsec-root\| /r \|rootns' <<< "$mountinfo" || fail "a template mount is in sight: $mountinfo"
+! grep -q "$T" <<< "$mountinfo" || fail "a host path is in the mount table: $mountinfo"
+[ "$(dsec-run exec a -- stat -c %d:%i /)" = "$(dsec-run exec a -- stat -c %d:%i /..)" ] || fail "/.. is not /"
+
+# The classic chroot escape, with the default capabilities (CAP_SYS_CHROOT among them).
+expect a none chroot_escape
+# Joining one's own mount namespace (it would land on the namespace's root): refused.
+expect_not a ok setns /proc/self/ns/mnt
+
+# From the host: setns into the namespace lands on the sandbox's root (the kernel
+# follows the mounts on the namespace's root), as nsenter and dsec's joins rely on.
+dsec-run exec a -- sh -c 'echo mark > /work/mark'
+[ "$(nsenter -t "$init_a" -m cat /work/mark)" = mark ] || fail "setns into the mount namespace did not land on the sandbox's root"
+dsec-run cp a:/work/mark "$T/mark" > /dev/null
+[ "$(cat "$T/mark")" = mark ] || fail "cp out of the sandbox"
+
+# The template goes (a reboot of the run directory's tmpfs, an admin's umount): the next
+# create makes another; running sandboxes keep theirs.
+umount "$DSEC_RUN/rootns"
+new_box c
+[ "$(stat -f -c %T "$DSEC_RUN/rootns")" = nsfs ] || fail "the template was not made again"
+[ "$(dsec-run exec c -- cat /work/mark 2>&1 || true)" != mark ] || fail "c sees a's files"
+dsec-run exec a -- true || fail "a no longer runs commands"
+
+# --userns=host keeps the pivot_root start (its root could leave a chroot).
+dsec-run create --layers redteam --id h --userns=host > /dev/null
+on_exit "dsec-run destroy --force h > /dev/null"
+init_h=$(jq .pid "$DSEC_RUN/sandboxes/h/state.json")
+tr '\0' ' ' < "/proc/$init_h/cmdline" | grep -q ' pivot ' || fail "--userns=host did not pivot"
+[ "$(dsec-run exec h -- stat -c %d:%i /)" = "$(dsec-run exec h -- stat -c %d:%i /..)" ] || fail "/.. is not / (pivot)"
+echo ok
