@@ -6,7 +6,8 @@
 # host path or template mount in sight, ".." at the root stays there (a chroot escape
 # with the default CAP_SYS_CHROOT gets nowhere), setns lands on the sandbox's root,
 # joins (exec, cp) see the same root, and a run directory whose template went away
-# gets a new one. --userns=host keeps the pivot_root start.
+# gets a new one; one where it cannot be made remembers why and pivots. --userns=host
+# keeps the pivot_root start.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sec-lib.sh"
 
@@ -47,6 +48,18 @@ new_box c
 [ "$(stat -f -c %T "$DSEC_RUN/rootns")" = nsfs ] || fail "the template was not made again"
 [ "$(dsec-run exec c -- cat /work/mark 2>&1 || true)" != mark ] || fail "c sees a's files"
 dsec-run exec a -- true || fail "a no longer runs commands"
+
+# A host where the template could not be made says why in RUN/rootns.unusable, and
+# creates go on with pivot_root without trying again until the file is removed.
+umount "$DSEC_RUN/rootns"
+echo "refused here" > "$DSEC_RUN/rootns.unusable"
+new_box d
+tr '\0' ' ' < "/proc/$(jq .pid "$DSEC_RUN/sandboxes/d/state.json")/cmdline" | grep -q ' pivot ' || fail "d did not pivot"
+[ "$(stat -f -c %T "$DSEC_RUN/rootns")" != nsfs ] || fail "a template was made despite rootns.unusable"
+dsec-run exec d -- true || fail "d runs no command"
+rm "$DSEC_RUN/rootns.unusable"
+new_box e
+tr '\0' ' ' < "/proc/$(jq .pid "$DSEC_RUN/sandboxes/e/state.json")/cmdline" | grep -q ' chroot ' || fail "e did not start from a new template"
 
 # --userns=host keeps the pivot_root start (its root could leave a chroot).
 dsec-run create --layers redteam --id h --userns=host > /dev/null

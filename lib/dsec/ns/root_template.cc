@@ -144,12 +144,24 @@ Result<Fd> make(const std::string& run_dir, const std::string& path) {
 }  // namespace
 
 Result<Fd> root_template(const std::string& run_dir) {
-    std::string path = run_dir + "/rootns";
+    std::string path = run_dir + "/rootns", unusable = run_dir + "/rootns.unusable";
     if (Fd fd = open_template(path)) return fd;
+    // A host where it could not be made once will not make it at the next create either
+    // (a security module refusing a step, CPUs withheld from us): each try costs a
+    // pivot_root per CPU, so the reason is kept and creates go without the template.
+    auto why = [&](const std::string& text) {
+        return fail(make_error(Code::unsupported, "no template mount namespace here: " + text, unusable));
+    };
+    if (auto text = fs::read_file(unusable)) return why(*text);
     auto held = fs::lock(run_dir + "/rootns.lock");
     if (!held) return fail(held.error());
     if (Fd fd = open_template(path)) return fd;
-    return make(run_dir, path);
+    auto made = make(run_dir, path);
+    if (!made) {
+        (void)fs::atomic_write(unusable, made.error().describe() + "\n");
+        return fail(made.error());
+    }
+    return made;
 }
 
 Status TemplateStage::enter(int template_ns) {

@@ -29,7 +29,10 @@ namespace dsec::ns {
 inline constexpr const char* kTemplateStartDir = "/r";
 
 /// The run directory's template mount namespace (an nsfs descriptor), made on first use.
-/// Errors: the failing step making it (callers fall back to the host's namespace).
+/// A failure to make it is remembered in RUN/rootns.unusable (its reason), and later
+/// calls fail at once while that file is there (remove it to try again).
+/// Errors: the failing step making it, unsupported after one (callers fall back to the
+/// host's namespace and pivot_root).
 Result<Fd> root_template(const std::string& run_dir);
 
 /// The calling thread in the template namespace while this lives (its own fs_struct
