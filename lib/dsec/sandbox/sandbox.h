@@ -70,9 +70,11 @@ Result<json> destroy(const Paths& paths, const std::string& id, Missing missing,
 Result<std::string> find_init();
 
 /// The copy of dsec-init that sandboxes execute: `<run>/init/dsec-init`, on a small tmpfs
-/// of its own mounted there once per run directory (renewed when `program` changes). The
-/// init opens it inside its own mount namespace, so that once it has pivoted its
-/// executable is "/dsec-init", not a host path. Costs two stat calls once staged.
+/// of its own mounted there once per run directory (renewed when `program` changes), so
+/// that the init's executable is "/dsec-init" on a mount outside its root, not a host path
+/// (opened by the init's child in its own copy of the host's mounts when it pivots, by
+/// dsec-run when the init starts from the template, ns/root_template.h). Costs two stat
+/// calls once staged.
 /// Errors: the failing stat/mount/copy.
 Result<std::string> stage_init(const std::string& run_dir, const std::string& program);
 

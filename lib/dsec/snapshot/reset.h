@@ -3,7 +3,7 @@
 // in a new init over an empty upper, in the same cgroup, with the same id, host id
 // range, limits, security and policy. When a standby is ready (sandbox/standby.h) the
 // new init is that one, continued: the reset is a kill, a signal and one state write.
-// Else a new init starts at once (new namespaces, overlay, /proc, pivot). What a create
+// Else a new init starts at once (new namespaces, overlay, /proc, new root). What a create
 // does besides starting the init (claiming ids, compiling seccomp, making cgroups,
 // mounting layers) is never repeated, and the old sandbox's teardown (its namespaces,
 // its overlay, its files) is not waited for: finish() removes the old upper once it is
