@@ -22,7 +22,6 @@ struct HelperArgs {
     MountNsWork work;
     void* arg;
     int pidfd;
-    int root_fd;
     int report_fd;
     ns::HelperStack* stack;
 };
@@ -34,11 +33,6 @@ int helper_entry(void* p) {
         dsec_send_report(a->report_fd, errno, 0, "setns", "mount namespace");
         ::_exit(1);
     }
-    // At the namespace's root: the sandbox's own only where its init pivoted (ns/root_template.h).
-    if (::fchdir(a->root_fd) < 0 || ::chroot(".") < 0) {
-        dsec_send_report(a->report_fd, errno, 0, "chroot", "the sandbox's root");
-        ::_exit(1);
-    }
     a->work(a->arg, a->report_fd);
     ::_exit(1);
 }
@@ -48,14 +42,12 @@ Status in_mount_namespace(int init_pid, unsigned long long init_start, MountNsWo
     Fd pidfd(int(::syscall(SYS_pidfd_open, init_pid, 0)));
     if (!pidfd || !proc::process_alive(init_pid, init_start))
         return fail(make_error(Code::not_running, "the sandbox's init process is gone"));
-    auto root = open_init_root(init_pid, init_start);
-    if (!root) return fail(root.error());
     int p[2];
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
     Fd rd(p[0]), wr(p[1]);
     ns::HelperStack stack;
     if (stack.base == MAP_FAILED) return fail(sys_error("mmap", "mount namespace helper stack"));
-    HelperArgs args{work, arg, pidfd.get(), root->get(), wr.get(), &stack};
+    HelperArgs args{work, arg, pidfd.get(), wr.get(), &stack};
     pid_t h = ::clone(helper_entry, stack.top(), CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
     stack.returned();
     if (h < 0) return fail(sys_error("clone", "mount namespace helper"));

@@ -33,7 +33,7 @@ int body_entry(void* p) {
     ::_exit(127);
 }
 
-[[noreturn]] void helper(const JoinSpec& spec, const std::vector<int>& keep, int pidfd, int root_fd, int report_fd,
+[[noreturn]] void helper(const JoinSpec& spec, const std::vector<int>& keep, int pidfd, int report_fd,
                          const std::function<void()>& body, HelperStack* body_stack) {
     auto send_fail = [&](const char* op) {
         dsec_send_report(report_fd, errno ? errno : EIO, 0, op, "");
@@ -57,10 +57,6 @@ int body_entry(void* p) {
     int flags = spec.namespaces ? spec.namespaces : sandbox_namespaces() | CLONE_NEWCGROUP;
     if (spec.userns) flags |= CLONE_NEWUSER;
     if (::setns(pidfd, flags) < 0) send_fail("setns");
-    // setns left us at the mount namespace's root, which is the sandbox's only if its init
-    // pivoted; one copied from the run directory's template chrooted (root_template.h).
-    if (root_fd >= 0 && (::fchdir(root_fd) < 0 || ::chroot(".") < 0)) send_fail("chroot to the sandbox's root");
-    if (root_fd >= 0) ::close(root_fd);
     // Root of the sandbox's namespace (its host range), never host root inside it.
     if (spec.userns && (::syscall(SYS_setgroups, 0, nullptr) < 0 || ::syscall(SYS_setresgid, 0, 0, 0) < 0 ||
                         ::syscall(SYS_setresuid, 0, 0, 0) < 0))
@@ -91,7 +87,6 @@ struct HelperArgs {
     const JoinSpec* spec;
     const std::vector<int>* keep;
     int pidfd;
-    int root_fd;
     int report_fd;
     const std::function<void()>* body;
     HelperStack* stack;
@@ -101,19 +96,14 @@ struct HelperArgs {
 int helper_entry(void* p) {
     auto* a = static_cast<HelperArgs*>(p);
     a->stack->entered();
-    helper(*a->spec, *a->keep, a->pidfd, a->root_fd, a->report_fd, *a->body, a->body_stack);
+    helper(*a->spec, *a->keep, a->pidfd, a->report_fd, *a->body, a->body_stack);
 }
 
 }  // namespace
 
 Result<Joined> spawn_inside(const JoinSpec& spec, const std::function<void()>& body) {
     Fd pidfd(int(::syscall(SYS_pidfd_open, spec.init_pid, 0)));
-    // The init's root, to chroot to once in its mount namespace (checked with the pid).
-    int flags = spec.namespaces ? spec.namespaces : sandbox_namespaces();
-    Fd root;
-    if (flags & CLONE_NEWNS) root.reset(::open(("/proc/" + std::to_string(spec.init_pid) + "/root").c_str(),
-                                               O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!pidfd || ((flags & CLONE_NEWNS) && !root) || !proc::process_alive(spec.init_pid, spec.init_start))
+    if (!pidfd || !proc::process_alive(spec.init_pid, spec.init_start))
         return fail(make_error(Code::not_running, "the sandbox's init process is gone"));
     int p[2];
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
@@ -127,12 +117,10 @@ Result<Joined> spawn_inside(const JoinSpec& spec, const std::function<void()>& b
     if (spec.body_execs && body_stack.emplace().base == MAP_FAILED) return fail(sys_error("mmap", "exec child stack"));
     std::vector<int> keep = spec.keep_fds;
     keep.insert(keep.end(), {pidfd.get(), wr.get()});
-    if (root) keep.push_back(root.get());
     std::sort(keep.begin(), keep.end());
     // Dumpability belongs to the memory map, which the helper shares and the child copies.
     ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    HelperArgs args{&spec, &keep, pidfd.get(), root ? root.get() : -1, wr.get(), &body, &stack,
-                    body_stack ? &*body_stack : nullptr};
+    HelperArgs args{&spec, &keep, pidfd.get(), wr.get(), &body, &stack, body_stack ? &*body_stack : nullptr};
     pid_t h = ::clone(helper_entry, stack.top(), CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
     stack.returned();
     if (h < 0) return fail(sys_error("clone", "join helper"));
