@@ -15,29 +15,32 @@ BindStage::~BindStage() { leave(); }
 
 void BindStage::leave() {
     if (!old_ns_) return;
-    // Back in the host's namespace; the private one goes with its last user (us).
+    // Back in the host's namespace; the private one goes with its last user (us). setns
+    // put us at that namespace's root: back to ours (dsec-run may run chrooted).
     (void)::setns(old_ns_.get(), CLONE_NEWNS);
+    if (old_root_ && ::fchdir(old_root_.get()) == 0) (void)::chroot(".");
     if (old_cwd_) (void)::fchdir(old_cwd_.get());
     old_ns_.reset();
+    old_root_.reset();
     old_cwd_.reset();
 }
 
-Status BindStage::enter(const std::string& dir, const std::vector<int>& mounts, int current_ns) {
-    if (mounts.empty()) return {};
-    old_ns_.reset(current_ns >= 0 ? ::fcntl(current_ns, F_DUPFD_CLOEXEC, 0)
-                                  : ::open("/proc/thread-self/ns/mnt", O_RDONLY | O_CLOEXEC));
+Status BindStage::enter(int template_ns, const std::string& dir, const std::vector<int>& mounts) {
+    if (template_ns < 0 && mounts.empty()) return {};
+    old_ns_.reset(::open("/proc/thread-self/ns/mnt", O_RDONLY | O_CLOEXEC));
     if (!old_ns_) return fail(sys_error("open", "/proc/thread-self/ns/mnt"));
+    old_root_.reset(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
     old_cwd_.reset(::open(".", O_PATH | O_DIRECTORY | O_CLOEXEC));
-    // This thread only (its own fs_struct comes with it); the process's others stay put.
-    if (::unshare(CLONE_NEWNS) < 0) {
-        Error e = sys_error("unshare", "mount namespace for binds");
-        old_ns_.reset();
-        return fail(std::move(e));
-    }
     auto failed = [&](Error e) {
         leave();
         return fail(std::move(e));
     };
+    // This thread only (its own fs_struct comes with it); the process's others stay put.
+    // setns into a mount namespace wants that fs_struct of our own.
+    if (template_ns >= 0 && (::unshare(CLONE_FS) < 0 || ::setns(template_ns, CLONE_NEWNS) < 0))
+        return failed(sys_error("setns", "the template mount namespace"));
+    if (mounts.empty()) return {};
+    if (::unshare(CLONE_NEWNS) < 0) return failed(sys_error("unshare", "mount namespace for binds"));
     if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) < 0) return failed(sys_error("mount", "/ private"));
     // Searchable by root of the sandbox (an unmapped owner: no capability helps it there).
     if (::mount("dsec-binds", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=64k") < 0)

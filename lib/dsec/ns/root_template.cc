@@ -164,29 +164,4 @@ Result<Fd> root_template(const std::string& run_dir) {
     return made;
 }
 
-Status TemplateStage::enter(int template_ns) {
-    old_ns_.reset(::open("/proc/thread-self/ns/mnt", O_RDONLY | O_CLOEXEC));
-    if (!old_ns_) return fail(sys_error("open", "/proc/thread-self/ns/mnt"));
-    old_root_.reset(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
-    old_cwd_.reset(::open(".", O_PATH | O_DIRECTORY | O_CLOEXEC));
-    // setns into a mount namespace wants an fs_struct of our own (this thread's only).
-    if (!old_root_ || !old_cwd_ || ::unshare(CLONE_FS) < 0 || ::setns(template_ns, CLONE_NEWNS) < 0) {
-        Error e = sys_error("setns", "the template mount namespace");
-        leave();
-        return fail(std::move(e));
-    }
-    return {};
-}
-
-void TemplateStage::leave() {
-    if (!old_ns_) return;
-    (void)::setns(old_ns_.get(), CLONE_NEWNS);
-    // setns put us at that namespace's root: back to ours (dsec-run may run chrooted).
-    if (old_root_ && ::fchdir(old_root_.get()) == 0) (void)::chroot(".");
-    if (old_cwd_) (void)::fchdir(old_cwd_.get());
-    old_ns_.reset();
-    old_root_.reset();
-    old_cwd_.reset();
-}
-
 }  // namespace dsec::ns

@@ -35,20 +35,4 @@ inline constexpr const char* kTemplateStartDir = "/r";
 /// host's namespace and pivot_root).
 Result<Fd> root_template(const std::string& run_dir);
 
-/// The calling thread in the template namespace while this lives (its own fs_struct
-/// from then on); back in its own namespace, and working directory, when it goes.
-class TemplateStage {
-public:
-    TemplateStage() = default;
-    TemplateStage(const TemplateStage&) = delete;
-    TemplateStage& operator=(const TemplateStage&) = delete;
-    ~TemplateStage() { leave(); }
-    /// Errors: the failing unshare/setns (the thread is back where it was).
-    Status enter(int template_ns);
-    void leave();
-
-private:
-    Fd old_ns_, old_root_, old_cwd_;
-};
-
 }  // namespace dsec::ns

@@ -292,19 +292,12 @@ Result<Started> start_init(const InitSpec& spec) {
     }
     // The init's mount namespace is copied from the template's (no pivot_root for it to
     // take, root_template.h) or the host's. Binds are copied in with the rest, and so locked.
-    TemplateStage from_template;
-    if (spec.root_template >= 0)
-        if (auto r = from_template.enter(spec.root_template); !r) return fail(r.error());
     BindStage stage;
-    if (auto r = stage.enter(spec.root_template >= 0 ? kTemplateStartDir : spec.root_dir, spec.binds,
-                             spec.root_template);
+    if (auto r = stage.enter(spec.root_template, spec.root_template >= 0 ? kTemplateStartDir : spec.root_dir, spec.binds);
         !r)
         return fail(r.error());
     long pid = ::syscall(SYS_clone3, &args, sizeof args);
-    if (pid > 0) {
-        stage.leave();
-        from_template.leave();
-    }
+    if (pid > 0) stage.leave();
     if (pid < 0) {
         Error e = sys_error("clone3", "new namespaces");
         if (spec.userns && (e.err == EPERM || e.err == ENOSPC))
