@@ -1,7 +1,6 @@
 // dsec-bench create and density: sandboxes made per second at a concurrency, and host
 // memory per idle sandbox with create latency as more of them are alive.
 #include <atomic>
-#include <chrono>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -165,10 +164,6 @@ Status plot_density(const Context& ctx, const std::vector<std::pair<double, doub
 
 // Create and destroy latency at a fixed number alive: `probes` creates, each destroyed
 // again at once (timed too), so every one of them starts with the same number alive.
-double ms_since(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
-
 struct Probes {
     std::vector<double> create_ms, destroy_ms;
 };
@@ -181,9 +176,9 @@ Result<Probes> probe_creates(const DsecTools& t, const std::string& layer, size_
         auto made = create_sandbox(t, layer, options);
         if (!made) return fail(made.error());
         out.create_ms.push_back(made->value("ms", 0.0));
-        auto start = std::chrono::steady_clock::now();
+        double start = bench::now_ms();
         if (auto r = destroy_sandboxes(t, {made->value("id", "")}, 1); !r) return fail(r.error());
-        out.destroy_ms.push_back(ms_since(start));
+        out.destroy_ms.push_back(bench::now_ms() - start);
     }
     return out;
 }
@@ -271,9 +266,9 @@ Status run_density(Context& ctx) {
         if (!p) return fail(p.error());
         probe_end = std::move(*p);
     }
-    auto teardown = std::chrono::steady_clock::now();
+    double teardown = bench::now_ms();
     if (auto r = boxes.destroy(); !r) return r;
-    double teardown_s = ms_since(teardown) / 1000.0;
+    double teardown_s = (bench::now_ms() - teardown) / 1000.0;
     limits.restore();
 
     rec["counts"] = {{"sandboxes", alive}, {"stopped_by", stopped}, {"memory_budget_bytes", budget},
