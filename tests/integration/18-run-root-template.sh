@@ -34,6 +34,13 @@ expect a none chroot_escape
 # Joining one's own mount namespace (it would land on the namespace's root): refused.
 expect_not a ok setns /proc/self/ns/mnt
 
+# Root inside allowed everything (CAP_SYS_ADMIN, no seccomp) detaches its root and joins
+# its own namespace again: beneath lie only the template's /dev nodes, its empty proc and
+# the init's scratch, no layer, no upper, nothing of the host's. (That sandbox is left
+# without a root: one of its own.)
+new_box adm --cap-add SYS_ADMIN --seccomp unconfined
+expect adm none beneath_root
+
 # From the host: setns into the namespace lands on the sandbox's root (the kernel
 # follows the mounts on the namespace's root), as nsenter and dsec's joins rely on.
 dsec-run exec a -- sh -c 'echo mark > /work/mark'

@@ -419,6 +419,55 @@ static int a_chroot_escape(int argc, char **argv) {
     return 0;
 }
 
+/* What lies beneath the sandbox's root, for a process allowed to look (CAP_SYS_ADMIN and
+ * no seccomp): keep a descriptor of our mount namespace, detach "/", join the namespace
+ * again (which puts us at its root) and list what is there. "ok" when anything of the
+ * host's is found (a directory other than the template's dev, proc and r, or a layer or
+ * upper still mounted at r/l0 or r/u), else "none"; each step's refusal is its errno.
+ * Leaves the sandbox without a root: run it in a sandbox of its own. */
+static int entries(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+    closedir(d);
+    return n;
+}
+
+static int a_beneath_root(int argc, char **argv) {
+    int ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+    if (ns < 0) {
+        result(errno, "open /proc/self/ns/mnt");
+        return 0;
+    }
+    if (umount2("/", MNT_DETACH) < 0) {
+        result(errno, "umount /");
+        return 0;
+    }
+    if (syscall(SYS_setns, ns, CLONE_NEWNS) < 0) {
+        result(errno, "setns");
+        return 0;
+    }
+    DIR *d = opendir("/");
+    if (!d) {
+        result(errno, "opendir /");
+        return 0;
+    }
+    char found[256] = "";
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *n = e->d_name;
+        if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "dev") || !strcmp(n, "proc") || !strcmp(n, "r")) continue;
+        snprintf(found + strlen(found), sizeof found - strlen(found), " /%.32s", n);
+    }
+    closedir(d);
+    if (entries("/r/l0") > 0) strncat(found, " /r/l0", sizeof found - strlen(found) - 1);
+    if (entries("/r/u") > 0) strncat(found, " /r/u", sizeof found - strlen(found) - 1);
+    if (found[0]) result(0, "beneath the root:%s", found);
+    else result_word("none", "only the template's dev, proc and r");
+    return 0;
+}
+
 /* ---- namespaces and processes ---- */
 
 /* unshare(2) with the flags in num[0]. */
@@ -1078,6 +1127,7 @@ static const struct attack attacks[] = {
     {"swapon", a_swapon, ""},
     {"open_write", a_open_write, "PATH"},
     {"chroot_escape", a_chroot_escape, ""},
+    {"beneath_root", a_beneath_root, ""},
     {"unshare_user", a_unshare, "", {0}, {CLONE_NEWUSER}},
     {"unshare_ns", a_unshare, "", {0}, {CLONE_NEWNS}},
     {"clone_user", a_clone, "", {0}, {CLONE_NEWUSER, 0}},
