@@ -33,8 +33,8 @@ dsec-run exec uns -- test ! -e /etc/gone || fail "whiteout did not hide /etc/gon
 
 # Inside, root; outside, an unprivileged id of the sandbox's own range.
 map=$(dsec-run exec uns -- cat /proc/self/uid_map)
-read -r inside host count <<<"$map"
-[ "$inside" = 0 ] && [ "$count" = 65536 ] && [ "$host" -ge 1073741824 ] || fail "uid_map: $map"
+read -r host first < <(id_map "$map")
+[ "$first" -ge 1073741824 ] || fail "uid_map: $map"
 init=$(dsec-run inspect uns | jq -r .pid)
 [ "$(stat -c %u "/proc/$init")" = "$host" ] || fail "the init runs as host uid $(stat -c %u "/proc/$init"), not $host"
 
@@ -53,9 +53,15 @@ upper="$DSEC_ROOT/sandboxes/uns/upper"
 # Two sandboxes get two disjoint host ranges.
 dsec-run create --layers base --id uns2 > /dev/null
 on_exit "dsec-run destroy --force uns2 > /dev/null"
-read -r _ host2 _ <<<"$(dsec-run exec uns2 -- cat /proc/self/uid_map)"
-[ "$host2" != "$host" ] && { [ $((host2 - host)) -ge 65536 ] || [ $((host - host2)) -ge 65536 ]; } ||
-    fail "ranges overlap: $host and $host2"
+read -r host2 first2 < <(id_map "$(dsec-run exec uns2 -- cat /proc/self/uid_map)")
+[ "$host2" != "$host" ] && { [ $((first2 - first)) -ge 65536 ] || [ $((first - first2)) -ge 65536 ]; } ||
+    fail "ranges overlap: from $first and from $first2"
+# Root is 1 + (the range's number mod 127) into its range, so that roots spread over
+# the kernel's uid hash (by the low bits).
+for pair in "$host $first" "$host2 $first2"; do
+    read -r h f <<< "$pair"
+    [ $((h - f)) = $((1 + f / 65536 % 127)) ] || fail "root at $h in the range from $f"
+done
 # Destroy gives the range back.
 dsec-run destroy uns2 > /dev/null
 

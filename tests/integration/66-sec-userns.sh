@@ -1,6 +1,6 @@
 #!/bin/bash
 # Red team, user namespaces: root inside is an unprivileged host id. Each sandbox maps
-# 0..65535 onto its own range of host ids at or above 1073741824; two sandboxes' ranges
+# 0..65535 onto its own range of host ids at or above 1073741824 (root rotated within it); two sandboxes' ranges
 # do not overlap; the sandbox's processes, seen from the host, run as the range's ids,
 # never as host root; files written to the upper are stored with the ids they have
 # inside; ids outside the range cannot be used inside.
@@ -12,22 +12,18 @@ new_box u1
 new_box u2
 pool=1073741824
 
-# map_base BOX FILE: the host id that 0 maps to, after checking the map is one line
-# "0 BASE 65536".
-map_base() {
-    local map
-    map=$(dsec-run exec "$1" -- cat "$2")
-    read -r inside base count <<< "$map"
-    { [ "$(wc -l <<< "$map")" = 1 ] && [ "$inside" = 0 ] && [ "$count" = 65536 ]; } \
-        || fail "$1: $2 is not one range of 65536 from 0: $map"
-    [ "$base" -ge $pool ] || fail "$1: $2 maps root to host id $base, below the pool at $pool"
-    echo "$base"
+# map_of BOX FILE: "ROOT FIRST" of the map in FILE (id_map), after checking the range
+# is in the pool.
+map_of() {
+    local root first
+    read -r root first < <(id_map "$(dsec-run exec "$1" -- cat "$2")")
+    [ "$first" -ge $pool ] || fail "$1: $2 maps to host ids from $first, below the pool at $pool"
+    echo "$root $first"
 }
-b1=$(map_base u1 /proc/self/uid_map)
-g1=$(map_base u1 /proc/self/gid_map)
-b2=$(map_base u2 /proc/self/uid_map)
-[ "$b1" = "$g1" ] || fail "uid and gid ranges differ: $b1 and $g1"
-[ $((b1 - b2)) -ge 65536 ] || [ $((b2 - b1)) -ge 65536 ] || fail "the ranges of two sandboxes overlap: $b1 and $b2"
+read -r b1 f1 < <(map_of u1 /proc/self/uid_map)
+[ "$(map_of u1 /proc/self/gid_map)" = "$b1 $f1" ] || fail "uid and gid maps differ: $(map_of u1 /proc/self/gid_map)"
+read -r _ f2 < <(map_of u2 /proc/self/uid_map)
+[ $((f1 - f2)) -ge 65536 ] || [ $((f2 - f1)) -ge 65536 ] || fail "the ranges of two sandboxes overlap: from $f1 and from $f2"
 
 # uids_of PID: the real, effective, saved and filesystem uids of a host process.
 uids_of() { awk '/^Uid:/ { print $2, $3, $4, $5 }' /proc/"$1"/status 2> /dev/null; }

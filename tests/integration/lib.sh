@@ -61,6 +61,20 @@ expect_exit() {
     [ "$got" = "$want" ] || fail "expected exit $want, got $got: $*"
 }
 
+# id_map TEXT: checks that TEXT (a sandbox's uid_map or gid_map) maps 0..65535 inside
+# onto one range of 65,536 host ids: its lines, in order of the ids inside and in order
+# of the host ids, each follow on from the one before. Prints "ROOT FIRST" (root's host
+# id, the range's first), or fails.
+id_map() {
+    local by_inside by_host
+    by_inside=$(sort -n -k1,1 <<< "$1" | awk 'NR == 1 && $1 != 0 { bad = 1 } NR > 1 && $1 != next_in { bad = 1 }
+        { next_in = $1 + $3; n += $3; if ($1 == 0) root = $2 } END { if (!bad && n == 65536) print root }')
+    by_host=$(sort -n -k2,2 <<< "$1" | awk 'NR == 1 { first = $2 } NR > 1 && $2 != next_out { bad = 1 }
+        { next_out = $2 + $3 } END { if (!bad) print first }')
+    [ -n "$by_inside" ] && [ -n "$by_host" ] || fail "not one range of 65536 ids from 0: $1"
+    echo "$by_inside $by_host"
+}
+
 # Puts /holder in the tree at $1: it holds 24 MB of one 16-byte pattern (every page alike)
 # in a shell variable, touches /tmp/ready, and sleeps until killed.
 make_holder() {

@@ -7,6 +7,7 @@
 
 #include <fstream>
 
+#include "dsec/ns/idrange.h"
 #include "dsec/snapshot/fork.h"
 #include "dsec/snapshot/pack.h"
 #include "dsec/snapshot/scrub.h"
@@ -87,7 +88,10 @@ TEST_CASE("an upper is staged as a layer: whiteouts, opaque dirs, links, holes; 
     REQUIRE(::mkdir(src.c_str(), 0755) == 0);
     REQUIRE(::mkdir(dst.c_str(), 0755) == 0);
     write(src + "/file", "hello");
-    REQUIRE(::chown((src + "/file").c_str(), 100000 + 5, 100000 + 6) == 0);
+    // Owners as the sandbox's idmapped upper shows them: host ids of a rotated range
+    // (5 and 6 inside are 3 * 65536 + 4 + 5 and + 6 on the host).
+    const ns::IdMap ids = ns::sandbox_id_map(3 * 65536, 65536);
+    REQUIRE(::chown((src + "/file").c_str(), *ids.outside(5), *ids.outside(6)) == 0);
     REQUIRE(::link((src + "/file").c_str(), (src + "/link").c_str()) == 0);
     REQUIRE(::symlink("file", (src + "/sym").c_str()) == 0);
     REQUIRE(::mknod((src + "/gone").c_str(), S_IFCHR | 0, makedev(0, 0)) == 0);
@@ -106,7 +110,7 @@ TEST_CASE("an upper is staged as a layer: whiteouts, opaque dirs, links, holes; 
     }
 
     snapshot::PackOptions opts;
-    opts.id_shift = 100000;
+    opts.inside = [&ids](uint32_t host) { return ids.inside(host); };
     opts.scrub = {"etc/shadow", "secret"};
     // In the layer below: /etc/shadow (the upper has it too) and /srv/key (the upper has no /srv).
     opts.scrub.push_back("srv/key");  // the list is sorted, as scrub_paths() gives it

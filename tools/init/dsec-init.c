@@ -132,12 +132,34 @@ static void make_dev(void) {
 /* ICMP echo sockets (SOCK_DGRAM, IPPROTO_ICMP) for every group of the sandbox (Docker
  * does the same): ping works without raw sockets, which the seccomp profile refuses.
  * Per network namespace; written before /proc/sys goes read-only. Best effort: a
- * kernel without the knob keeps its default. */
+ * kernel without the knob keeps its default.
+ * The kernel keeps the range as two host ids and compares groups by host id, so the
+ * range written is from the group at the lowest host id of our gid map to the one at
+ * the highest: a sandbox's map (sandbox_id_map) rotates root away from the start of its
+ * host range, and "0 65535" would end below where it starts (the kernel then allows no
+ * group). The host's own map (--userns=host) gives 0 to 65535 as before. */
 static void allow_ping(void) {
-    int fd = open("proc/sys/net/ipv4/ping_group_range", O_WRONLY | O_CLOEXEC);
+    unsigned long low = 0, high = 65535, min_out = ~0UL, max_end = 0;
+    char map[512];
+    int fd = open("proc/self/gid_map", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, map, sizeof map - 1);
+    if (fd >= 0) close(fd);
+    int lines = 0;
+    for (char *p = map; n > 0 && p < map + n; lines++) {
+        map[n] = '\0';
+        char *end;
+        unsigned long in = strtoul(p, &end, 10), out = strtoul(end, &end, 10), count = strtoul(end, &end, 10);
+        if (end == p || count == 0) break;
+        if (out < min_out) min_out = out, low = in;
+        if (out + count > max_end) max_end = out + count, high = in + count - 1;
+        p = end + strspn(end, " \n");
+    }
+    if (lines <= 1 || low > high) low = 0, high = 65535;
+    char range[32];
+    int len = snprintf(range, sizeof range, "%lu %lu", low, high);
+    fd = open("proc/sys/net/ipv4/ping_group_range", O_WRONLY | O_CLOEXEC);
     if (fd < 0) return;
-    static const char range[] = "0 65535"; /* the ids mapped into the sandbox */
-    if (write(fd, range, sizeof range - 1) < 0) die("write", "/proc/sys/net/ipv4/ping_group_range");
+    if (write(fd, range, (size_t)len) < 0) die("write", "/proc/sys/net/ipv4/ping_group_range");
     close(fd);
 }
 

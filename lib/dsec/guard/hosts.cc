@@ -14,6 +14,7 @@
 
 #include "dsec/guard/in_mount_ns.h"
 #include "dsec/ns/confine.h"
+#include "dsec/ns/idrange.h"
 #include "dsec/sys/fd.h"
 #include "dsec/sys/fs.h"
 
@@ -83,20 +84,14 @@ void bind_work(void* p, int report_fd) {
     dsec_send_report(report_fd, 0, 0, "ok", "");
     ::_exit(0);
 }
-// The host uid and gid of root in the user namespace of `pid` (its maps' first lines;
-// 0 when root is not mapped there: a sandbox without a user namespace of its own).
+// The host uid and gid of root in the user namespace of `pid` (0 when root is not mapped
+// there: a sandbox without a user namespace of its own).
 Result<std::pair<uid_t, gid_t>> root_ids(int pid) {
-    unsigned ids[2] = {0, 0};
-    const char* maps[] = {"uid_map", "gid_map"};
-    for (int i = 0; i < 2; i++) {
-        std::string path = "/proc/" + std::to_string(pid) + "/" + maps[i];
-        auto text = fs::read_file(path);
-        if (!text) return fail(text.error());
-        std::istringstream in(*text);
-        for (unsigned inside, outside, count; in >> inside >> outside >> count;)
-            if (inside == 0) ids[i] = outside;
-    }
-    return std::pair<uid_t, gid_t>{ids[0], ids[1]};
+    auto uids = ns::read_id_map(pid, "uid_map");
+    if (!uids) return fail(uids.error());
+    auto gids = ns::read_id_map(pid, "gid_map");
+    if (!gids) return fail(gids.error());
+    return std::pair<uid_t, gid_t>{uids->outside(0).value_or(0), gids->outside(0).value_or(0)};
 }
 }  // namespace
 

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <sstream>
 
 #include "dsec/sys/fs.h"
 
@@ -26,6 +27,49 @@ Result<bool> take(const std::string& path, const std::string& owner) {
     return true;
 }
 }  // namespace
+
+std::string IdMap::text() const {
+    std::string out;
+    for (const Line& l : lines)
+        out += std::to_string(l.inside) + " " + std::to_string(l.outside) + " " + std::to_string(l.count) + "\n";
+    return out;
+}
+
+std::optional<uint32_t> IdMap::inside(uint32_t host) const {
+    for (const Line& l : lines)
+        if (host >= l.outside && host - l.outside < l.count) return l.inside + (host - l.outside);
+    return std::nullopt;
+}
+
+std::optional<uint32_t> IdMap::outside(uint32_t id) const {
+    for (const Line& l : lines)
+        if (id >= l.inside && id - l.inside < l.count) return l.outside + (id - l.inside);
+    return std::nullopt;
+}
+
+IdMap sandbox_id_map(uint32_t first, uint32_t count) {
+    constexpr uint32_t kTail = 128;
+    if (count <= kTail) return IdMap{{{0, first, count}}};
+    uint32_t r = 1 + (first / kIdsPerSandbox) % (kTail - 1);
+    uint32_t k = count - kTail;
+    return IdMap{{{0, first + r, k}, {k, first, r}, {k + r, first + r + k, kTail - r}}};
+}
+
+Result<IdMap> read_id_map(int pid, const char* file) {
+    std::string path = "/proc/" + std::to_string(pid) + "/" + file;
+    auto text = fs::read_file(path);
+    if (!text) return fail(text.error());
+    IdMap map;
+    std::istringstream in(*text);
+    for (std::string line; std::getline(in, line);) {
+        std::istringstream fields(line);
+        IdMap::Line l;
+        if (!(fields >> l.inside >> l.outside >> l.count))
+            return fail(make_error(Code::corrupt, "unreadable line \"" + line + "\"", path));
+        map.lines.push_back(l);
+    }
+    return map;
+}
 
 Result<IdPool> pool_from_env() {
     IdPool pool;

@@ -21,6 +21,7 @@
 #include "dsec/mount/overlay.h"
 #include "dsec/ns/bind_stage.h"
 #include "dsec/ns/confinement.h"
+#include "dsec/ns/idrange.h"
 #include "dsec/ns/root_template.h"
 #include "dsec/sys/fs.h"
 
@@ -131,9 +132,9 @@ void receive_mounts(const Child& c) {
     child_fail(c, "execve", "dsec-init");
 }
 
-Status write_map(int pid, const char* file, uint32_t first, uint32_t count) {
+Status write_map(int pid, const char* file, const IdMap& map) {
     std::string path = "/proc/" + std::to_string(pid) + "/" + file;
-    std::string line = "0 " + std::to_string(first) + " " + std::to_string(count) + "\n";
+    std::string line = map.text();
     Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
     if (!fd || ::write(fd.get(), line.data(), line.size()) != ssize_t(line.size())) return fail(sys_error("write", path));
     return {};
@@ -180,8 +181,9 @@ Result<Fd> own_mount(int mount, int userns, uint64_t attrs) {
 Status send_mounts(const InitSpec& spec, int pid, int sock) {
     Fd userns;
     if (spec.userns) {
-        if (auto r = write_map(pid, "uid_map", spec.host_uid, spec.id_count); !r) return r;
-        if (auto r = write_map(pid, "gid_map", spec.host_uid, spec.id_count); !r) return r;
+        IdMap map = sandbox_id_map(spec.host_uid, spec.id_count);
+        if (auto r = write_map(pid, "uid_map", map); !r) return r;
+        if (auto r = write_map(pid, "gid_map", map); !r) return r;
         std::string ns = "/proc/" + std::to_string(pid) + "/ns/user";
         userns.reset(::open(ns.c_str(), O_RDONLY | O_CLOEXEC));
         if (!userns) return fail(sys_error("open", ns));

@@ -30,8 +30,8 @@ struct InitSpec {
     std::string upper_dir;            // the directory holding upper/ and work/ ...
     int upper_mount = -1;             // ... or a detached mount holding them (--disk)
     bool userns = true;               // false: --userns=host
-    uint32_t host_uid = 0;            // root inside is this host id (userns only)
-    uint32_t id_count = 0;            // ids mapped from host_uid
+    uint32_t host_uid = 0;            // the first host id of the sandbox's range (userns only) ...
+    uint32_t id_count = 0;            // ... and its length; mapped by sandbox_id_map (idrange.h)
     const dsec_confinement* confinement = nullptr;  // what the init applies once ready
     int unified_cgroup_fd = -1;       // a cgroup2 directory: CLONE_INTO_CGROUP
     std::vector<int> join_fds;        // cgroup.procs files (v1) the child writes "0" into

@@ -57,8 +57,9 @@ public:
     Status dir(int src, int dst, const std::string& rel);
     Status hide_in_lowers();
     uid_t inside(uint32_t id) const {
-        if (opts_.id_shift == 0) return id;
-        return id >= opts_.id_shift && id - opts_.id_shift < kIdsInside ? id - opts_.id_shift : kNobody;
+        if (!opts_.inside) return id;
+        auto in = opts_.inside(id);
+        return in && *in < kIdsInside ? *in : kNobody;
     }
 
 private:

@@ -28,7 +28,9 @@ namespace dsec::snapshot {
 
 struct PackOptions {
     bool keep_special = false;       // keep set-id bits, devices and file capabilities
-    uint32_t id_shift = 0;           // host id of root inside, when the upper is read through an idmapped mount
+    /// Host ids to ids inside, when the upper is read through an idmapped mount; unset:
+    /// owners are stored as they are.
+    std::function<std::optional<uint32_t>(uint32_t host)> inside;
     std::vector<std::string> scrub;  // clean relative paths ("a/b") left out of the tree
     /// `path` (clean, relative) as the topmost layer below that has it holds it (owners
     /// as inside); nullopt when none does. Scrubbed paths found there get a whiteout,

@@ -10,6 +10,7 @@
 #include <chrono>
 
 #include "dsec/layer/build.h"
+#include "dsec/ns/idrange.h"
 #include "dsec/ns/spawn.h"
 #include "dsec/sandbox/limits.h"
 #include "dsec/sandbox/log.h"
@@ -24,11 +25,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
-// Where the sandbox's upper is, and the host id of root inside when it is read through
-// the init's idmapped mount.
+// Where the sandbox's upper is, and the sandbox's id map when it is read through the
+// init's idmapped mount.
 struct Source {
     Fd dir;
-    uint32_t id_shift = 0;
+    std::optional<ns::IdMap> ids;
 };
 
 // Without --disk the upper is the rootfs's directory on local disk, its files owned by
@@ -42,7 +43,13 @@ Result<Source> open_upper(const sandbox::State& st) {
     if (on_tmpfs) {
         path = "/proc/" + std::to_string(st.pid) + "/fd/" + std::to_string(ns::kInitUpperFd) + "/upper";
         const auto& sec = state.value("security", nlohmann::json::object());
-        if (sec.value("userns", "private") != "host") s.id_shift = sec.value("host_uid", 0u);
+        if (sec.value("userns", "private") != "host") {
+            // The map the init was given (uid and gid maps are the same), whichever
+            // version of dsec wrote it.
+            auto ids = ns::read_id_map(st.pid, "uid_map");
+            if (!ids) return fail(ids.error());
+            s.ids = std::move(*ids);
+        }
     } else {
         path = state["rootfs"].value("upper", "");
     }
@@ -125,7 +132,7 @@ Result<Snapshot> take(const sandbox::Paths& paths, const layer::Store& store, co
     if (auto r = thaw_abandoned(paths, *state, *cg); !r) return fail(r.error());
     auto source = open_upper(*state);
     if (!source) return fail(source.error());
-    pack.id_shift = source->id_shift;
+    if (source->ids) pack.inside = [&ids = *source->ids](uint32_t host) { return ids.inside(host); };
     std::vector<std::string> lowers = state->extra["rootfs"].value("lowerdirs", std::vector<std::string>{});
     pack.lower_stat = [&lowers](const std::string& p) { return lower_stat(lowers, p); };
 
