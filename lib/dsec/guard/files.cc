@@ -39,13 +39,14 @@ size_t depth(const std::string& path) { return path == "/" ? 0 : size_t(std::cou
 constexpr uint64_t kRuleResolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
 
 // Opens a rule's path inside the sandbox's root (this helper's root is the sandbox's
-// mount namespace's), for the mount calls to act on that object and no other. -1 with
-// errno set (ELOOP for a symlink).
-int open_rule_path(const char* path) {
+// mount namespace's), for the mount calls to act on that object and no other; from the
+// host, beneath `root` (the init's root) with RESOLVE_IN_ROOT. -1 with errno set (ELOOP
+// for a symlink).
+int open_rule_path(const char* path, int root = AT_FDCWD) {
     struct open_how how = {};
     how.flags = O_PATH | O_CLOEXEC;
-    how.resolve = kRuleResolve;
-    return int(::syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how));
+    how.resolve = kRuleResolve | (root == AT_FDCWD ? 0 : RESOLVE_IN_ROOT);
+    return int(::syscall(SYS_openat2, root, path, &how, sizeof how));
 }
 
 // Attaches the detached mount `fd` onto the object `at` (a descriptor of open_rule_path).
@@ -85,10 +86,7 @@ Result<Covers> clone_covers(int init_pid, unsigned long long init_start, const s
     auto root = open_init_root(init_pid, init_start);
     if (!root) return fail(root.error());
     for (size_t i = 0; i < hidden.size(); i++) {
-        struct open_how how = {};
-        how.flags = O_PATH | O_CLOEXEC;
-        how.resolve = RESOLVE_IN_ROOT | kRuleResolve;
-        Fd path(int(::syscall(SYS_openat2, root->get(), hidden[i].c_str(), &how, sizeof how)));
+        Fd path(open_rule_path(hidden[i].c_str(), root->get()));
         if (!path && errno == ENOENT) continue;
         if (!path && errno == ELOOP)
             return fail(make_error(Code::bad_input, "a policy path must not be or pass through a symlink", hidden[i]));

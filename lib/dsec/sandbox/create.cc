@@ -47,7 +47,7 @@ json resolve_config(const mount::Rootfs& rootfs, const CreateOptions& o) {
     for (auto& e : o.env) set(e);
     std::string workdir = o.workdir;
     if (workdir.empty()) workdir = cfg.value("workdir", "");
-    if (workdir.empty()) workdir = "/";
+    if (workdir.empty()) workdir.push_back('/');  // not = "/": g++ 12 warns falsely (-Wrestrict) on it here
     std::string user = o.user;
     if (user.empty()) {
         std::string u = cfg.value("user", "");
