@@ -11,7 +11,8 @@ jq -e '.counts.sandboxes == 12 and .counts.stopped_by == "count"
             and has("memavailable") and has("committed"))
        and (.memory_samples | length >= 2) and .limits_raised == []
        and .figures.create_ms_first.n >= 1 and .figures.create_ms_last.n >= 1
-       and .ratios["last/first"].median > 0
+       and .ratios["last/first"].median > 0 and .ratios["last/first 1%"].median > 0
+       and .figures.create_ms_first_1pct.n == 10
        and .figures.create_ms_at_10.n == 2 and .figures.create_ms_at_12.n == 2
        and .ratios["at_count/at_10"].median > 0
        and .figures.destroy_ms_at_10.n == 2 and .figures.destroy_ms_at_12.n == 2

@@ -61,8 +61,21 @@ TEST_CASE("density: first and last ten creates, and their ratio") {
     CHECK(f["figures"]["create_ms_last"]["median"] == 6.0);
     CHECK(f["figures"]["create_ms_last"]["alive"] == nlohmann::json{20, 29});
     CHECK(f["ratios"]["last/first"]["median"] == 3.0);
+    // Under 1,000 creates, the 1 % ends are the ten.
+    CHECK(f["ratios"]["last/first 1%"]["median"] == 3.0);
     auto none = bench::density_latency({}, 0);
     CHECK(none["ratios"]["last/first"]["median"] == 0);
+    CHECK(none["ratios"]["last/first 1%"]["median"] == 0);
+}
+
+TEST_CASE("density: the first and last 1 % of many creates, steadier than ten") {
+    std::vector<double> ms;
+    // 3,000 creates: 2 ms, then 4, then 6 ms, but one slow (20 ms) in every ten.
+    for (int i = 0; i < 3000; i++) ms.push_back(i % 10 == 0 ? 20.0 : i < 1000 ? 2.0 : i >= 2000 ? 6.0 : 4.0);
+    auto f = bench::density_latency(ms, 3000);
+    CHECK(f["figures"]["create_ms_first_1pct"]["n"] == 30);
+    CHECK(f["figures"]["create_ms_last_1pct"]["alive"] == nlohmann::json{2970, 2999});
+    CHECK(f["ratios"]["last/first 1%"]["median"] == 3.0);
 }
 
 TEST_CASE("density: latencies of many creates become a few points for the plot") {

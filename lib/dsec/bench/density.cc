@@ -55,18 +55,24 @@ bool over_budget(const HostMemory& before, const HostMemory& now, uint64_t budge
 }
 
 nlohmann::json density_latency(const std::vector<double>& ms, size_t alive) {
-    size_t k = std::min<size_t>(10, ms.size());
-    std::vector<double> first(ms.begin(), ms.begin() + long(k)), last(ms.end() - long(k), ms.end());
     nlohmann::json out;
     out["figures"]["create_ms"] = summarize(ms).to_json("ms");
-    out["figures"]["create_ms_first"] = summarize(first).to_json("ms");
-    out["figures"]["create_ms_last"] = summarize(last).to_json("ms");
-    out["figures"]["create_ms_first"]["alive"] = {0, k ? k - 1 : 0};
-    out["figures"]["create_ms_last"]["alive"] = {alive - k, alive ? alive - 1 : 0};
-    double m0 = median(first);
-    out["ratios"]["last/first"] = {{"median", m0 > 0 ? median(last) / m0 : 0},
-                                   {"means", "median create latency of the last " + std::to_string(k) +
-                                                 " creates over that of the first " + std::to_string(k)}};
+    // The first and last k creates, k ten and then 1 % of them (ten samples each
+    // side swing with whatever else the host did in those few milliseconds).
+    auto ends = [&](size_t k, const std::string& suffix, const std::string& ratio) {
+        k = std::min(k, ms.size());
+        std::vector<double> first(ms.begin(), ms.begin() + long(k)), last(ms.end() - long(k), ms.end());
+        out["figures"]["create_ms_first" + suffix] = summarize(first).to_json("ms");
+        out["figures"]["create_ms_last" + suffix] = summarize(last).to_json("ms");
+        out["figures"]["create_ms_first" + suffix]["alive"] = {0, k ? k - 1 : 0};
+        out["figures"]["create_ms_last" + suffix]["alive"] = {alive - k, alive ? alive - 1 : 0};
+        double m0 = median(first);
+        out["ratios"][ratio] = {{"median", m0 > 0 ? median(last) / m0 : 0},
+                                {"means", "median create latency of the last " + std::to_string(k) +
+                                              " creates over that of the first " + std::to_string(k)}};
+    };
+    ends(10, "", "last/first");
+    ends(std::max<size_t>(10, ms.size() / 100), "_1pct", "last/first 1%");
     return out;
 }
 

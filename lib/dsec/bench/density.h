@@ -42,7 +42,9 @@ bool over_budget(const HostMemory& before, const HostMemory& now, uint64_t budge
 
 /// The record's create latency figures from the per-create times `ms` with `alive`
 /// sandboxes at the end: "figures" (create_ms, create_ms_first and create_ms_last: the
-/// first and last ten) and "ratios" ("last/first"). {"figures":{...},"ratios":{...}}.
+/// first and last ten; create_ms_first_1pct and create_ms_last_1pct: the first and last
+/// 1 %, at least ten) and "ratios" ("last/first", "last/first 1%").
+/// {"figures":{...},"ratios":{...}}.
 nlohmann::json density_latency(const std::vector<double>& ms, size_t alive);
 
 /// Per-create latencies (alive, ms), in order, as at most about `buckets` points: each
