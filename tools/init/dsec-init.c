@@ -144,9 +144,9 @@ static void allow_ping(void) {
     int fd = open("proc/self/gid_map", O_RDONLY | O_CLOEXEC);
     ssize_t n = fd < 0 ? -1 : read(fd, map, sizeof map - 1);
     if (fd >= 0) close(fd);
+    map[n > 0 ? n : 0] = '\0';
     int lines = 0;
-    for (char *p = map; n > 0 && p < map + n; lines++) {
-        map[n] = '\0';
+    for (char *p = map; *p; lines++) {
         char *end;
         unsigned long in = strtoul(p, &end, 10), out = strtoul(end, &end, 10), count = strtoul(end, &end, 10);
         if (end == p || count == 0) break;
