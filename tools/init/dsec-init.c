@@ -7,6 +7,8 @@
  *   fd 4      a pipe holding the dsec_confinement the init applies to itself when ready
  *   fd 5      a mount (idmapped clone) holding the sandbox's upper/ and work/ (kept open)
  *   fd 6..    the layers' mounts (idmapped clones), top first
+ *   fd 6+N    after the N layers: the listening socket of exec served here (confine.h), if
+ *             it is one
  *   argv      dsec-init HOSTNAME LAYERS SCRATCH_BYTES USERXATTR ROOT [BIND_DST...]   (no host path)
  *             ROOT: "pivot" when the mount namespace is a copy of the host's (pivot_root into the
  *             new root, the host's tree detached), "chroot" when it is a copy of the run
@@ -14,8 +16,9 @@
  *   cwd       b0, b1, ...: the sandbox's binds, one per BIND_DST (sandbox/bind.h), when any
  * It mounts the overlay over the cwd (the mount lives only in this namespace), builds
  * /dev, /proc and /tmp (one tmpfs for all of them), brings loopback up, pivots or chroots
- * into the new root, confines itself (no capabilities, no_new_privs, seccomp) and then does
- * nothing but reap zombies. Not dumpable, so nothing in the sandbox can read its memory,
+ * into the new root, confines itself (the sandbox's capabilities kept permitted, none
+ * effective; no_new_privs, seccomp) and then reaps zombies and, when fd 6+N is a listening
+ * socket, forks the commands dsec-run asks for (exec served, confine.h). Not dumpable, so nothing in the sandbox can read its memory,
  * descriptors or executable. No allocations after start-up: an idle sandbox should cost
  * the host well under a megabyte.
  */
@@ -26,8 +29,12 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <poll.h>
+#include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -35,10 +42,15 @@
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <linux/mount.h>
 #include <linux/openat2.h>
 
 #include "dsec/ns/confine.h"
+
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
 
 enum { kStatusFd = 3, kConfinementFd = 4, kUpperFd = 5, kFirstLowerFd = 6 };
 
@@ -418,6 +430,258 @@ static void read_confinement(void) {
     close(kConfinementFd);
 }
 
+/* Exec served by us (confine.h): a command forked from the init inherits its namespaces,
+ * cgroups, limits and confinement, so dsec-run need not join them and confine it anew. */
+enum { kMaxClients = 64 };
+static struct {
+    int fd;    /* the connection, -1: a free slot */
+    pid_t pid; /* its command, once started */
+} clients[kMaxClients];
+
+static int listening(int fd) {
+    int on = 0;
+    socklen_t len = sizeof on;
+    return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == 0 && on;
+}
+
+static void drop_client(int i) {
+    close(clients[i].fd);
+    clients[i].fd = -1;
+    clients[i].pid = 0;
+}
+
+static void reply(int i, const void *what, size_t len, int fd) {
+    struct iovec iov = {(void *)what, len};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    if (fd >= 0) {
+        msg.msg_control = control.buf;
+        msg.msg_controllen = sizeof control.buf;
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+    }
+    (void)sendmsg(clients[i].fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* What the command's child works with, laid out by the parent in the request's buffer:
+ * it runs in our memory (CLONE_VM | CLONE_VFORK) until its execve, on a stack of its own,
+ * and writes nothing of ours but errno and sh[1]. */
+struct command {
+    mode_t umask;
+    const char *workdir;
+    char **argv, **envp, **candidates, **sh;
+    size_t ncand;
+    int fds[DSEC_EXEC_NFDS]; /* stdin, stdout, stderr, failure pipe */
+};
+
+static int run_command(void *arg) {
+    const struct command *c = arg;
+    struct dsec_exec_failure failure = {DSEC_STAGE_CONFINE, 0};
+    setsid();
+    for (int k = 0; k < 3; k++)
+        if (dup2(c->fds[k], k) < 0) goto fail;
+    /* Nothing of ours goes with it (our upper's mount above all), only the failure pipe
+     * (close-on-exec) until the execve. */
+    if (c->fds[3] > 3) syscall(SYS_close_range, 3U, (unsigned)c->fds[3] - 1, 0U);
+    syscall(SYS_close_range, (unsigned)c->fds[3] + 1, ~0U, 0U);
+    /* As the join helper does: the OOM killer picks commands before us. */
+    int adj = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (adj >= 0) {
+        (void)!write(adj, "1000", 4);
+        close(adj);
+    }
+    umask(c->umask);
+    failure.stage = DSEC_STAGE_CHDIR;
+    if (chdir(c->workdir) < 0) goto fail;
+    /* Every signal as a new program expects it: none blocked (we block all), none ignored
+     * (we inherited dsec-run's SIGPIPE ignored, among what our creator ignored). */
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP) signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    failure.stage = DSEC_STAGE_EXEC;
+    errno = dsec_exec_candidates(c->candidates, c->ncand, c->argv, c->envp, c->sh);
+fail:
+    failure.err = errno;
+    (void)!write(c->fds[3], &failure, sizeof failure);
+    _exit(failure.stage == DSEC_STAGE_EXEC && failure.err == ENOENT ? 127 : 126);
+}
+
+/* The request in `buf` (checked) as the child's arguments; the pointers go in `room`,
+ * which holds 2 * (argc + envc + ncand) + 8 of them. */
+static void lay_out(char *buf, char **room, const int *fds, struct command *c) {
+    const struct dsec_exec_request *req = (const void *)buf;
+    char *at = buf + sizeof *req;
+    c->umask = (mode_t)(req->umask & 0777);
+    c->workdir = at;
+    at += strlen(at) + 1;
+    c->argv = room;
+    c->envp = c->argv + req->argc + 1;
+    c->candidates = c->envp + req->envc + 1;
+    char **lists[3] = {c->argv, c->envp, c->candidates};
+    uint32_t counts[3] = {req->argc, req->envc, req->ncand};
+    for (int l = 0; l < 3; l++) {
+        for (uint32_t k = 0; k < counts[l]; k++, at += strlen(at) + 1) lists[l][k] = at;
+        lists[l][counts[l]] = NULL;
+    }
+    c->ncand = req->ncand;
+    c->sh = c->candidates + req->ncand + 1;
+    c->sh[0] = "/bin/sh";
+    c->sh[1] = NULL;
+    memcpy(c->sh + 2, c->argv + 1, req->argc * sizeof(char *)); /* argv[1..] and its NULL */
+    memcpy(c->fds, fds, sizeof c->fds);
+}
+
+/* The child's stack, made at the first request. */
+enum { kChildStack = 64 * 1024 };
+static char *child_stack;
+
+/* A message on connection `i`: its command, or its end (EOF). */
+static void serve_request(int i) {
+    char *buf = mmap(NULL, DSEC_EXEC_MAX_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    struct dsec_exec_started started = {ENOMEM, 0};
+    if (buf == MAP_FAILED) {
+        reply(i, &started, sizeof started, -1);
+        drop_client(i);
+        return;
+    }
+    struct iovec iov = {buf, DSEC_EXEC_MAX_BYTES};
+    union {
+        char buf[CMSG_SPACE(DSEC_EXEC_NFDS * sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                         .msg_controllen = sizeof control.buf};
+    ssize_t n = recvmsg(clients[i].fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    int fds[DSEC_EXEC_NFDS], nfds = 0;
+    for (struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL; cm; cm = CMSG_NXTHDR(&msg, cm)) {
+        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
+        for (size_t k = 0; k < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(cm) + k * sizeof(int), sizeof fd);
+            if (nfds < DSEC_EXEC_NFDS) fds[nfds++] = fd;
+            else close(fd);
+        }
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+        munmap(buf, DSEC_EXEC_MAX_BYTES);
+        return;
+    }
+    /* One well-formed request per connection: every string ends in a NUL and there are
+     * as many as the header says. Anything else, or the end, closes it. */
+    const struct dsec_exec_request *req = (const void *)buf;
+    size_t strings = 0;
+    int ok = n >= (ssize_t)sizeof *req && !(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && nfds == DSEC_EXEC_NFDS &&
+             clients[i].pid == 0 && req->magic == DSEC_EXEC_MAGIC && req->bytes == (size_t)n - sizeof *req &&
+             req->argc > 0 && req->bytes > 0 && buf[n - 1] == '\0';
+    for (ssize_t k = (ssize_t)sizeof *req; ok && k < n; k++) strings += buf[k] == '\0';
+    if (!ok || strings != 1 + (size_t)req->argc + req->envc + req->ncand) {
+        if (n > 0) {
+            started.err = EINVAL;
+            reply(i, &started, sizeof started, -1);
+        }
+        for (int k = 0; k < nfds; k++) close(fds[k]);
+        munmap(buf, DSEC_EXEC_MAX_BYTES);
+        drop_client(i);
+        return;
+    }
+    size_t room = (2 * ((size_t)req->argc + req->envc + req->ncand) + 8) * sizeof(char *);
+    char **ptrs = mmap(NULL, room, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (!child_stack) {
+        child_stack = mmap(NULL, kChildStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (child_stack == MAP_FAILED) child_stack = NULL;
+    }
+    int pidfd = -1;
+    pid_t pid = -1;
+    errno = ENOMEM;
+    if (ptrs != MAP_FAILED && child_stack) {
+        struct command c;
+        lay_out(buf, ptrs, fds, &c);
+        /* Back once it has exec'd or given up: no copy of our page tables for it. */
+        pid = clone(run_command, child_stack + kChildStack, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &c,
+                    &pidfd);
+    }
+    started.err = pid < 0 ? errno : 0;
+    if (ptrs != MAP_FAILED) munmap(ptrs, room);
+    for (int k = 0; k < nfds; k++) close(fds[k]);
+    munmap(buf, DSEC_EXEC_MAX_BYTES);
+    if (pid < 0) {
+        reply(i, &started, sizeof started, -1);
+        drop_client(i);
+        return;
+    }
+    clients[i].pid = pid;
+    started.pid = pid;
+    reply(i, &started, sizeof started, pidfd);
+    close(pidfd);
+}
+
+/* Reaps whatever has died: a served command's status goes to its connection. */
+static void reap(void) {
+    for (;;) {
+        siginfo_t info;
+        info.si_pid = 0;
+        if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG) < 0 || info.si_pid == 0) return;
+        for (int i = 0; i < kMaxClients; i++)
+            if (clients[i].fd >= 0 && clients[i].pid == info.si_pid) {
+                struct dsec_exec_ended ended = {info.si_code, info.si_status};
+                reply(i, &ended, sizeof ended, -1);
+                drop_client(i);
+            }
+    }
+}
+
+/* Serves exec requests on `listener` and reaps; returns only if it cannot start. */
+static void serve(int listener, const sigset_t *all) {
+    int sfd = signalfd(-1, all, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sfd < 0) return;
+    for (int i = 0; i < kMaxClients; i++) clients[i].fd = -1;
+    for (;;) {
+        struct pollfd p[2 + kMaxClients];
+        int which[kMaxClients], n = 2;
+        p[0] = (struct pollfd){sfd, POLLIN, 0};
+        p[1] = (struct pollfd){listener, POLLIN, 0};
+        for (int i = 0; i < kMaxClients; i++)
+            if (clients[i].fd >= 0) {
+                which[n - 2] = i;
+                p[n++] = (struct pollfd){clients[i].fd, POLLIN, 0};
+            }
+        if (poll(p, (nfds_t)n, -1) < 0) continue;
+        if (p[0].revents) {
+            struct signalfd_siginfo si;
+            while (read(sfd, &si, sizeof si) > 0) {
+            }
+            reap();
+        }
+        for (int k = 2; k < n; k++)
+            if (p[k].revents && clients[which[k - 2]].fd >= 0) serve_request(which[k - 2]);
+        if (p[1].revents & POLLIN) {
+            int c = accept4(listener, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+            if (c < 0) continue;
+            /* Only from outside the sandbox: a process of ours would have a pid here. */
+            struct ucred peer;
+            socklen_t len = sizeof peer;
+            int slot = -1;
+            if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0 && peer.pid == 0)
+                for (int i = 0; i < kMaxClients && slot < 0; i++)
+                    if (clients[i].fd < 0) slot = i;
+            if (slot < 0) {
+                close(c);
+                continue;
+            }
+            clients[slot].fd = c;
+            clients[slot].pid = 0;
+        }
+    }
+}
+
 int main(int argc, char **argv) {
     /* Before anything else: nothing in the sandbox may ptrace us or read /proc/1/{mem,fd,exe,environ}. */
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -433,11 +697,20 @@ int main(int argc, char **argv) {
     set_up(argc, argv);
     const char *op = "";
     if (dsec_confine(&confinement, &op) < 0) die(op, "");
+    /* The sandbox's capabilities stay permitted, for the commands we fork to get back at
+     * their execve (as root of the sandbox); we use none ourselves. */
+    struct __user_cap_header_struct cap_header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct cap_data[2];
+    if (syscall(SYS_capget, &cap_header, cap_data) < 0) die("capget", "");
+    cap_data[0].effective = cap_data[1].effective = 0;
+    if (syscall(SYS_capset, &cap_header, cap_data) < 0) die("capset", "");
     /* Ready: from now on we outlive the dsec-run thread that started us (cleared before
      * the report, which lets that thread go on and end). */
     prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
     dsec_send_report(kStatusFd, 0, 0, "ok", "");
     close(kStatusFd);
+    int listener = kFirstLowerFd + atoi(argv[2]);
+    if (listening(listener)) serve(listener, &all);
     /* Reap whatever dies in here: orphans of exec'd commands are reparented to us. */
     for (;;) {
         siginfo_t info;

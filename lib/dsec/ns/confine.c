@@ -110,6 +110,21 @@ int dsec_confine(const struct dsec_confinement *c, const char **failed_op) {
     return 0;
 }
 
+int dsec_exec_candidates(char *const *candidates, size_t n, char *const *argv, char *const *envp, char **sh_argv) {
+    int err = ENOENT, eacces = 0;
+    for (size_t i = 0; i < n; i++) {
+        execve(candidates[i], argv, envp);
+        if (errno == ENOEXEC) {
+            sh_argv[1] = candidates[i];
+            execve("/bin/sh", sh_argv, envp);
+        }
+        err = errno;
+        if (err == EACCES) eacces = 1;
+        else if (err != ENOENT && err != ENOTDIR && err != ESTALE && err != ENODEV && err != ETIMEDOUT) break;
+    }
+    return eacces ? EACCES : err;
+}
+
 void dsec_close_all_but(const int *keep, size_t n) {
     unsigned from = 0;
     for (size_t i = 0; i < n; i++) {

@@ -65,6 +65,53 @@ struct dsec_report {
 /* Writes a report to `fd` (truncating long strings). Async-signal-safe; keeps errno. */
 void dsec_send_report(int fd, int err, int value, const char *op, const char *path);
 
+/* How a command's child reports a failure before its execve, on the pipe that closes at
+ * the execve: the step (DSEC_STAGE_*) and its errno. */
+struct dsec_exec_failure {
+    int32_t stage;
+    int32_t err;
+};
+enum { DSEC_STAGE_CHDIR = 0, DSEC_STAGE_CONFINE = 1, DSEC_STAGE_EXEC = 2, DSEC_STAGE_PTY = 3 };
+
+/* execve on each of `n` candidate paths in turn, as execvp searches PATH: a file without
+ * a #! line (ENOEXEC) is run by /bin/sh, with sh_argv[1] set to it (sh_argv: "/bin/sh",
+ * a slot, then argv[1..]). Returns only on failure, with the errno execvp would give:
+ * EACCES if any candidate was not executable, else the last error; the search stops at
+ * an error other than "not there". Async-signal-safe. */
+int dsec_exec_candidates(char *const *candidates, size_t n, char *const *argv, char *const *envp, char **sh_argv);
+
+/* Exec served by the sandbox's init (dsec-init.c): dsec-run connects to the sandbox's
+ * exec.sock (a SOCK_SEQPACKET socket only the init listens on; the run directory is out
+ * of the sandbox's reach) and sends one message: a dsec_exec_request, then `bytes` of
+ * NUL-terminated strings (the working directory, argc arguments, envc environment
+ * entries, ncand candidate paths), with SCM_RIGHTS carrying the command's stdin, stdout,
+ * stderr and the write end of its failure pipe, in that order. The init forks a child
+ * that takes them as 0-2 (the pipe close-on-exec), starts a session, takes the umask,
+ * enters the directory and execs as root of the sandbox, inheriting everything else of the init's
+ * (namespaces, cgroups, bounding set, capabilities, no_new_privs, limits, seccomp). It
+ * answers with a dsec_exec_started (and, when err is 0, a pidfd of the child by
+ * SCM_RIGHTS; err is nonzero only when no child was made), then, once it has reaped the
+ * child, a dsec_exec_ended, and closes the connection. */
+enum {
+    DSEC_EXEC_MAGIC = 0x78657364, /* "dsex" */
+    DSEC_EXEC_MAX_BYTES = 60 * 1024, /* the whole message, within a socket buffer */
+    DSEC_EXEC_NFDS = 4,
+};
+struct dsec_exec_request {
+    uint32_t magic;
+    uint32_t argc, envc, ncand;
+    uint32_t bytes;
+    uint32_t umask; /* the caller's, as a command joined from outside would have */
+};
+struct dsec_exec_started {
+    int32_t err;
+    int32_t pid; /* in the sandbox's pid namespace */
+};
+struct dsec_exec_ended {
+    int32_t code;   /* siginfo si_code: CLD_EXITED, CLD_KILLED, CLD_DUMPED */
+    int32_t status; /* si_status */
+};
+
 #ifdef __cplusplus
 }
 #endif

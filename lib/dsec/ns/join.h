@@ -23,10 +23,13 @@ struct JoinSpec {
                                               // until then (vfork), no page tables copied for it
 };
 
-/// A process started inside the sandbox: our child, with a pidfd.
+/// A process started inside the sandbox: our child, with a pidfd; or, started by the
+/// sandbox's init (exec served, confine.h), the init's child, whose end comes as a
+/// dsec_exec_ended on `ended`.
 struct Joined {
-    int pid = 0;
+    int pid = 0;  // in our pid namespace; 0: a served command that ended before it was known
     Fd pidfd;
+    Fd ended;
 };
 
 /// Forks a helper that closes every descriptor but `keep_fds`, joins the cgroups and the

@@ -39,6 +39,7 @@ constexpr size_t kFdsPerMessage = 250;
 struct Child {
     const InitSpec* spec;
     int status, confinement, sock, devnull;
+    int exec_listen;  // -1: none
     int exe;  // dsec-init, opened by the parent (copied from the template), else -1
     const char* exe_path;
     int* received;  // room for 1 + lowers descriptors
@@ -125,8 +126,10 @@ void receive_mounts(const Child& c) {
         child_fail(c, "dup2");
     for (size_t i = 0; i < c.count; i++)
         if (::dup2(c.received[i], kInitUpperFd + int(i)) < 0) child_fail(c, "dup2");
+    int after = kInitUpperFd + int(c.count);
+    if (c.exec_listen >= 0 && ::dup2(c.exec_listen, after++) < 0) child_fail(c, "dup2");
     // Everything else goes at execve (the executable's own descriptor is still needed).
-    ::syscall(SYS_close_range, unsigned(kInitUpperFd + c.count), ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
+    ::syscall(SYS_close_range, unsigned(after), ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
     char* envp[] = {nullptr};
     ::syscall(SYS_execveat, exe, "", c.argv, envp, AT_EMPTY_PATH);
     child_fail(c, "execve", "dsec-init");
@@ -257,6 +260,9 @@ Result<Started> start_init(const InitSpec& spec) {
     if (!devnull) return fail(sys_error("open", "/dev/null"));
     Fd h_status = high(status_w.get()), h_conf = high(conf_r.get()), h_sock = high(child_sock.get()),
        h_null = high(devnull.get());
+    Fd h_listen;
+    if (spec.exec_listen >= 0 && !(h_listen = high(spec.exec_listen)))
+        return fail(sys_error("fcntl", "F_DUPFD_CLOEXEC"));
     Fd h_exe;
     if (spec.root_template >= 0) {
         Fd exe(::open(spec.exe_path.c_str(), O_PATH | O_CLOEXEC));
@@ -278,8 +284,10 @@ Result<Started> start_init(const InitSpec& spec) {
     std::vector<int> keep = spec.join_fds;
     keep.insert(keep.end(), {h_status.get(), h_conf.get(), h_sock.get(), h_null.get()});
     if (h_exe) keep.push_back(h_exe.get());
+    if (h_listen) keep.push_back(h_listen.get());
     std::sort(keep.begin(), keep.end());
-    Child child{&spec, h_status.get(), h_conf.get(), h_sock.get(), h_null.get(), h_exe ? h_exe.get() : -1,
+    Child child{&spec, h_status.get(), h_conf.get(), h_sock.get(), h_null.get(), h_listen ? h_listen.get() : -1,
+                h_exe ? h_exe.get() : -1,
                 spec.exe_path.c_str(), received.data(), received.size(), argv.data(), keep.data(), keep.size()};
 
     int pidfd = -1;

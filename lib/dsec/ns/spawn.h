@@ -36,6 +36,7 @@ struct InitSpec {
     int unified_cgroup_fd = -1;       // a cgroup2 directory: CLONE_INTO_CGROUP
     std::vector<int> join_fds;        // cgroup.procs files (v1) the child writes "0" into
     std::vector<int> binds;           // detached mounts, in the init's start directory as b0.. (bind_stage.h)
+    int exec_listen = -1;             // a listening socket the init serves execs on (confine.h), after the layers
 };
 
 /// A running init: host pid and a pidfd for it.

@@ -12,6 +12,7 @@
 #include <chrono>
 
 #include "dsec/cgroup/cgroup.h"
+#include "dsec/ns/confine.h"
 #include "dsec/ns/join.h"
 #include "dsec/sandbox/activity.h"
 #include "dsec/sandbox/cpu_class.h"
@@ -21,6 +22,7 @@
 #include "dsec/sandbox/relay.h"
 #include "dsec/sandbox/user.h"
 #include "dsec/sandbox/security.h"
+#include "dsec/sandbox/served.h"
 #include "dsec/sys/process.h"
 
 namespace dsec::sandbox {
@@ -46,11 +48,7 @@ std::vector<std::string> exec_candidates(const std::string& file, const std::vec
 }
 
 namespace {
-// How the child reports a failure before exec: which step and the errno.
-struct ChildError {
-    int stage;  // 0 chdir, 1 set user, 2 exec
-    int err;
-};
+using ChildError = dsec_exec_failure;
 
 // Everything the child needs, built before forking.
 struct Prepared {
@@ -61,6 +59,7 @@ struct Prepared {
     Security security;
     std::unique_ptr<dsec_confinement> confinement;
     std::vector<std::string> candidates;  // paths to try execve on, in order
+    std::vector<char*> candidate_ptrs;    // ... as the child passes them
     std::vector<char*> sh_argv;           // /bin/sh FILE ARGS... for a file without a #! line
 };
 
@@ -84,6 +83,7 @@ Result<Prepared> prepare(const State& st, const ExecOptions& o) {
     for (auto& a : o.argv) p.argv.push_back(const_cast<char*>(a.c_str()));
     p.argv.push_back(nullptr);
     p.candidates = exec_candidates(o.argv[0], p.env_store);
+    for (auto& c : p.candidates) p.candidate_ptrs.push_back(c.data());
     p.sh_argv = {const_cast<char*>("/bin/sh"), nullptr};
     p.sh_argv.insert(p.sh_argv.end(), p.argv.begin() + 1, p.argv.end());
     p.workdir = !o.workdir.empty() ? o.workdir : state.value("workdir", "/");
@@ -129,31 +129,23 @@ Result<Prepared> prepare(const State& st, const ExecOptions& o) {
     const char* op = "";
     if (dsec_confine(p.confinement.get(), &op) < 0) die(1, 126);
     signal(SIGPIPE, SIG_DFL);
-    // execvp's search and its errors: EACCES if any candidate was not executable, else
-    // the last error; a search stops at an error other than "not there".
-    int err = ENOENT;
-    bool eacces = false;
-    for (auto& c : p.candidates) {
-        ::execve(c.c_str(), p.argv.data(), p.envp.data());
-        if (errno == ENOEXEC) {
-            p.sh_argv[1] = c.data();
-            ::execve("/bin/sh", p.sh_argv.data(), p.envp.data());
-        }
-        err = errno;
-        if (err == EACCES) eacces = true;
-        else if (err != ENOENT && err != ENOTDIR && err != ESTALE && err != ENODEV && err != ETIMEDOUT) break;
-    }
-    errno = eacces ? EACCES : err;
+    std::vector<char*>& cands = p.candidate_ptrs;
+    errno = dsec_exec_candidates(cands.data(), cands.size(), p.argv.data(), p.envp.data(), p.sh_argv.data());
     die(2, errno == ENOENT ? 127 : 126);
     ::_exit(127);  // not reached: die() exits
 }
 
 // The command's tree is its session: its group and any process that kept the session
-// (a process that called setsid itself has left on purpose, like a daemon).
-void kill_session(const cgroup::Cgroup& cg, int sid) {
-    ::kill(-sid, SIGKILL);
+// (a process that called setsid itself has left on purpose, like a daemon). A command
+// the init served is not our child, so its pid may be free for reuse once it has ended:
+// it is signalled through its pidfd, and its session looked for in the sandbox's cgroup
+// only, never by process group host-wide.
+void kill_session(const cgroup::Cgroup& cg, const ns::Joined& child) {
+    if (child.ended) ::syscall(SYS_pidfd_send_signal, child.pidfd.get(), SIGKILL, nullptr, 0);
+    else ::kill(-child.pid, SIGKILL);
+    if (child.pid <= 0) return;  // served and already ended before we knew its pid
     for (int pid : cg.pids())
-        if (proc::session_of(pid) == sid) ::kill(pid, SIGKILL);
+        if (proc::session_of(pid) == child.pid) ::kill(pid, SIGKILL);
 }
 
 }  // namespace
@@ -182,7 +174,7 @@ std::string Started::failure_note(const std::string& command) {
     return std::string(stages[ce.stage % 4]) + ": " + errno_name(ce.err);
 }
 
-Result<Started> start(const Paths& paths, const std::string& id, const ExecOptions& o, Io& io) {
+Result<Started> start(const Paths& paths, const std::string& id, const ExecOptions& o, Io& io, bool may_serve) {
     if (auto r = check_id(id); !r) return fail(r.error());
     if (o.argv.empty()) return fail(make_error(Code::usage, "no command given (dsec-run exec ID -- CMD...)"));
     // The state is read here once; nothing on this path writes it.
@@ -191,18 +183,34 @@ Result<Started> start(const Paths& paths, const std::string& id, const ExecOptio
     const State& state = opened->state;
     auto prepared = prepare(state, o);
     if (!prepared) return fail(prepared.error());
-    auto confinement = confinement_for(paths, id, prepared->security, prepared->user.uid, prepared->user.gid);
-    if (!confinement) return fail(confinement.error());
-    prepared->confinement = std::move(*confinement);
-    apply_cpu_class(cpu_class_of(state.extra), *prepared->confinement);
     // Held until the command ends: the sandbox is in use (not idle) meanwhile.
     auto in_use = begin_use(paths, id);
     if (!in_use) return fail(in_use.error());
 
-    ns::JoinSpec spec = opened->join(0, prepared->security.userns);
     int p[2];
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
     Fd err_r(p[0]), err_w(p[1]);
+    auto made = [&](ns::Joined child) {
+        return Started{std::move(child), std::move(err_r), std::move(*in_use), std::move(opened->cg),
+                       prepared->workdir,
+                       std::to_string(prepared->user.uid) + ":" + std::to_string(prepared->user.gid)};
+    };
+    // Root's commands with plain pipes are forked by the init, which already holds the
+    // sandbox's namespaces, cgroups and confinement (a terminal, a descriptor 9, another
+    // user, or a sandbox whose init does not serve: joined from outside, below).
+    if (may_serve && !io.pty_sock_child && io.child_fd9 < 0 && io.child_in >= 0 && io.child_out >= 0 &&
+        io.child_err >= 0 && prepared->user.uid == 0 && prepared->user.gid == 0) {
+        ServedCommand cmd{prepared->workdir, o.argv, prepared->env_store, prepared->candidates};
+        const int fds[4] = {io.child_in, io.child_out, io.child_err, err_w.get()};
+        auto served = start_served(paths.state_dir(id), paths.exec_socket_name(), cmd, fds);
+        if (!served) return fail(served.error());
+        if (*served) return made(std::move(**served));
+    }
+    auto confinement = confinement_for(paths, id, prepared->security, prepared->user.uid, prepared->user.gid);
+    if (!confinement) return fail(confinement.error());
+    prepared->confinement = std::move(*confinement);
+    apply_cpu_class(cpu_class_of(state.extra), *prepared->confinement);
+    ns::JoinSpec spec = opened->join(0, prepared->security.userns);
     spec.keep_fds = {io.child_in, io.child_out, io.child_err, io.pty_sock_child.get(), io.child_fd9, err_w.get()};
     spec.body_execs = true;
     auto child = ns::spawn_inside(spec, [&] { child_main(*prepared, io, err_w.get()); });
@@ -211,15 +219,14 @@ Result<Started> start(const Paths& paths, const std::string& id, const ExecOptio
             return fail(make_error(Code::not_running, "sandbox \"" + id + "\" has no live init (destroy it)", id));
         return fail(child.error());
     }
-    return Started{std::move(*child), std::move(err_r), std::move(*in_use), std::move(opened->cg), prepared->workdir,
-                   std::to_string(prepared->user.uid) + ":" + std::to_string(prepared->user.gid)};
+    return made(std::move(*child));
 }
 
 Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOptions& o) {
     auto io = Io::make(o);
     if (!io) return fail(io.error());
     auto start_time = std::chrono::steady_clock::now();
-    auto started = start(paths, id, o, *io);
+    auto started = start(paths, id, o, *io, true);
     if (!started) return fail(started.error());
     if (o.tty)
         if (auto r = io->receive_master(); !r) {
@@ -231,8 +238,7 @@ Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOpt
     io->close_child_ends();
 
     const cgroup::Cgroup& cg = started->cg;
-    int pid = started->child.pid;
-    auto result = supervise(started->child, *io, o, [&] { kill_session(cg, pid); });
+    auto result = supervise(started->child, *io, o, [&] { kill_session(cg, started->child); });
     if (!result) return fail(result.error());
     result->duration_ms = uint64_t(std::chrono::duration_cast<std::chrono::milliseconds>(
                                        std::chrono::steady_clock::now() - start_time).count());

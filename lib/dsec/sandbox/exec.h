@@ -71,8 +71,11 @@ struct Started {
 
 /// Starts options.argv in sandbox `id` with `io`'s descriptors as its stdio (and
 /// io.child_fd9, when set, as its descriptor 9), through the same steps and confinement
-/// as exec(). With a tty the terminal's master is not received yet. Errors: those of exec().
-Result<Started> start(const Paths& paths, const std::string& id, const ExecOptions& options, Io& io);
+/// as exec(). With a tty the terminal's master is not received yet. `may_serve`: a
+/// command that can be is forked by the sandbox's init (served.h), its end then reported
+/// on child.ended. Errors: those of exec().
+Result<Started> start(const Paths& paths, const std::string& id, const ExecOptions& options, Io& io,
+                      bool may_serve = false);
 
 /// Runs options.argv in sandbox `id` and waits for it (and for its output to end).
 /// A missing command gives exit_code 127, a non-executable one 126 (not an error).

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "dsec/ns/confine.h"
 #include "dsec/sys/paths.h"
 #include "dsec/sandbox/limits.h"
 #include "dsec/sandbox/log.h"
@@ -241,13 +242,31 @@ private:
     sigset_t pipe_, old_;
 };
 
-void set_status(ExecResult& r, const siginfo_t& info) {
-    if (info.si_code == CLD_EXITED) {
-        r.exit_code = info.si_status;
+void set_status(ExecResult& r, int code, int status) {
+    if (code == CLD_EXITED) {
+        r.exit_code = status;
     } else {
-        r.signal = info.si_status;
-        r.exit_code = 128 + info.si_status;
+        r.signal = status;
+        r.exit_code = 128 + status;
     }
+}
+
+// The end of `child`: from waitid when it is ours, else as its parent, the sandbox's
+// init, reports it (an init gone without a word: killed with its sandbox). False while
+// there is nothing to take yet.
+bool take_status(const ns::Joined& child, ExecResult& r) {
+    if (!child.ended) {
+        siginfo_t info = {};
+        if (::waitid(P_PID, id_t(child.pid), &info, WEXITED) != 0) return false;
+        set_status(r, info.si_code, info.si_status);
+        return true;
+    }
+    dsec_exec_ended ended = {};
+    ssize_t n = ::recv(child.ended.get(), &ended, sizeof ended, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return false;
+    if (n == ssize_t(sizeof ended)) set_status(r, ended.code, ended.status);
+    else set_status(r, CLD_KILLED, SIGKILL);
+    return true;
 }
 }  // namespace
 
@@ -407,7 +426,7 @@ Result<ExecResult> supervise(const ns::Joined& child, Io& io, const ExecOptions&
                           : int(std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count() + 1));
         // [0] the child, [1..] its output streams, then our stdin and the command's.
         std::vector<pollfd> pfds;
-        pfds.push_back({exited_at ? -1 : child.pidfd.get(), POLLIN, 0});
+        pfds.push_back({exited_at ? -1 : child.ended ? child.ended.get() : child.pidfd.get(), POLLIN, 0});
         for (auto& s : streams) pfds.push_back({s.open ? s.fd->get() : -1, POLLIN, 0});
         size_t in_at = pfds.size();
         pfds.push_back({input.read_fd(), POLLIN, 0});
@@ -423,10 +442,8 @@ Result<ExecResult> supervise(const ns::Joined& child, Io& io, const ExecOptions&
             }
         if (n > 0 && pfds[in_at].revents) input.read_some();
         if (n > 0 && pfds[in_at + 1].revents) input.write_some();
-        if (n > 0 && (pfds[0].revents & POLLIN)) {
-            siginfo_t info = {};
-            if (::waitid(P_PID, id_t(child.pid), &info, WEXITED) == 0) {
-                set_status(r, info);
+        if (n > 0 && pfds[0].revents) {
+            if (take_status(child, r)) {
                 exited_at = Clock::now();
                 // What is still unread stays unread: nobody is left to take it (a
                 // background process that kept the pipe sees EOF).

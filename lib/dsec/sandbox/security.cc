@@ -77,15 +77,14 @@ Status install_seccomp(const Paths& paths, const std::string& id, const std::str
 }
 
 Result<std::unique_ptr<dsec_confinement>> confinement_for(const Paths& paths, const std::string& id,
-                                                          const Security& s, int64_t uid, int64_t gid,
-                                                          bool no_caps) {
+                                                          const Security& s, int64_t uid, int64_t gid) {
     std::string program;
     if (s.seccomp != "unconfined") {
         auto p = guard::read_seccomp_filter(bpf_path(paths, id));
         if (!p) return fail(p.error());
         program = std::move(*p);
     }
-    return ns::make_confinement(uid, gid, no_caps ? 0 : s.caps, s.rlimits, program);
+    return ns::make_confinement(uid, gid, s.caps, s.rlimits, program);
 }
 
 }  // namespace dsec::sandbox

@@ -36,10 +36,9 @@ Status install_seccomp(const Paths& paths, const std::string& id, const std::str
                        const guard::SyscallRules* rules = nullptr);
 
 /// Confinement for a process entering sandbox `id`: `uid`/`gid` inside (-1: stay root),
-/// the sandbox's capabilities (none at all when `no_caps`), limits and seccomp program.
+/// the sandbox's capabilities, limits and seccomp program.
 /// Errors: corrupt (a damaged seccomp.bpf), bad_input.
 Result<std::unique_ptr<dsec_confinement>> confinement_for(const Paths& paths, const std::string& id,
-                                                          const Security& s, int64_t uid, int64_t gid,
-                                                          bool no_caps = false);
+                                                          const Security& s, int64_t uid, int64_t gid);
 
 }  // namespace dsec::sandbox

@@ -91,9 +91,12 @@ Result<Standby> start_next_init(const Paths& paths, const State& state, const cg
     // With --disk the init's upper is a tmpfs of its own; the directories stay empty.
     rootfs->upper = *dir + "/upper";
     rootfs->work = *dir + "/work";
+    // Not the running init's socket: the standby serves once a reset swaps it in.
+    spec->exec_socket = standby_exec_socket(rootfs->upper);
     auto init = start(paths, *rootfs, *spec, cg);
     if (!init) {
         (void)fs::remove_tree(*dir);
+        (void)::unlink((paths.state_dir(state.id) + "/" + spec->exec_socket).c_str());
         return fail(init.error());
     }
     Standby s{init->pid, proc::process_start(init->pid), rootfs->upper, rootfs->work};
@@ -134,6 +137,8 @@ std::vector<std::string> ns_pids(const std::string& pid) {
     return ids;
 }
 }  // namespace
+
+std::string standby_exec_socket(const std::string& upper) { return basename_of(fs::dirname(upper)) + ".exec.sock"; }
 
 bool is_namespace_init(int pid) {
     // One level below ours exactly: an agent's own pid namespace inside a sandbox is
@@ -187,6 +192,15 @@ Result<json> sweep_standbys(const Paths& paths, const State& state, const cgroup
     for (auto& path : gone) {
         found.push_back({{"kind", "orphan_upper"}, {"path", path}});
         if (!dry_run) keep(fs::remove_tree(path));
+    }
+    auto sockets = fs::list_dir(paths.state_dir(id));
+    if (!sockets) return fail(sockets.error());
+    std::string live = standby.upper.empty() ? "" : standby_exec_socket(standby.upper);
+    for (auto& name : *sockets) {
+        if (!name.starts_with(kStandbyPrefix) || !name.ends_with(".exec.sock") || name == live) continue;
+        std::string path = paths.state_dir(id) + "/" + name;
+        found.push_back({{"kind", "orphan_socket"}, {"path", path}});
+        if (!dry_run && ::unlink(path.c_str()) < 0 && errno != ENOENT) keep(fail(sys_error("unlink", path)));
     }
     if (!first) return fail(first.error());
     return found;

@@ -44,11 +44,18 @@ Result<Standby> make_standby(const Paths& paths, const State& state, const cgrou
 /// Removes what killed resets left of sandbox `state` (its lock held): inits (pid 1 of
 /// a pid namespace of their own) in its cgroup that are neither its init nor its
 /// standby, killed; upper directories in its data directory that neither its rootfs
-/// nor its standby names, removed. Returns what it found, one {"kind","path"} each
-/// ("orphan_standby" with the pid as path, "orphan_upper"), removed unless `dry_run`.
+/// nor its standby names, removed; so are exec sockets of standbys in its state
+/// directory other than its standby's. Returns what it found, one {"kind","path"} each
+/// ("orphan_standby" with the pid as path, "orphan_upper", "orphan_socket"), removed
+/// unless `dry_run`.
 /// Errors: the first failing removal, after trying every one.
 Result<nlohmann::json> sweep_standbys(const Paths& paths, const State& state, const cgroup::Cgroup& cg,
                                       bool dry_run = false);
+
+/// The name in the sandbox's state directory of the exec socket of the standby whose
+/// upper is `upper` (standby-<n>.exec.sock); a reset renames it to exec.sock when its
+/// init takes over.
+std::string standby_exec_socket(const std::string& upper);
 
 /// True when `pid` is pid 1 of a pid namespace below ours (an init, as NSpid says).
 bool is_namespace_init(int pid);

@@ -9,6 +9,7 @@
 #include "dsec/ns/root_template.h"
 #include "dsec/sandbox/disk.h"
 #include "dsec/sandbox/sandbox.h"
+#include "dsec/sandbox/served.h"
 
 namespace dsec::sandbox {
 
@@ -38,8 +39,10 @@ Result<CgroupFds> open_cgroup_fds(const cgroup::Cgroup& cg) {
 Result<ns::Started> start(const Paths& paths, const mount::Rootfs& rootfs, const StartSpec& s,
                           const cgroup::Cgroup& cg) {
     const Security& sec = s.security;
-    // The init keeps no capability at all once its mounts are made.
-    auto confinement = confinement_for(paths, s.id, sec, -1, -1, true);
+    // The init keeps the sandbox's capabilities permitted, not effective, once its mounts
+    // are made: the commands it forks (exec served, served.h) get them back at their
+    // execve as root of the sandbox, as commands joined from outside do.
+    auto confinement = confinement_for(paths, s.id, sec, -1, -1);
     if (!confinement) return fail(confinement.error());
     apply_cpu_class(s.cpu_class, **confinement);
     auto upper = prepare_upper(rootfs, s.disk);
@@ -88,6 +91,9 @@ Result<ns::Started> start(const Paths& paths, const mount::Rootfs& rootfs, const
     spec.confinement = confinement->get();
     spec.unified_cgroup_fd = fds->unified ? fds->unified.get() : -1;
     for (auto& f : fds->join) spec.join_fds.push_back(f.get());
+    // Best effort: without it, exec joins from outside as for sandboxes made before.
+    auto listener = listen_for_execs(paths.state_dir(s.id), s.exec_socket);
+    if (listener) spec.exec_listen = listener->get();
     return ns::start_init(spec);
 }
 

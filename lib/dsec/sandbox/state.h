@@ -34,6 +34,7 @@ struct Paths {
     std::string state_dir(const std::string& id) const { return sandboxes() + "/" + id; }
     std::string state_file(const std::string& id) const { return state_dir(id) + "/state.json"; }
     std::string root_mount(const std::string& id) const { return state_dir(id) + "/root"; }
+    std::string exec_socket_name() const { return "exec.sock"; }  // in state_dir: exec served by the init
     std::string data_dir(const std::string& id) const { return root + "/sandboxes/" + id; }
     /// The cgroup parent of this run directory's sandboxes (cgroup::parent_for_run).
     std::string cgroup_parent() const;

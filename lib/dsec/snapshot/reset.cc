@@ -126,6 +126,12 @@ Result<Reset> reset(const dsec::Paths& store_paths, const std::string& id) {
         (void)kill_init(old_pid, old_start);
         return fail(leave_dead(paths, state, std::move(r.error()).context("restoring the network of " + id + " after reset")));
     }
+    // Execs go to the new init from here (its socket over the old one's), the old one
+    // answering none that come after.
+    std::string sockets = paths.state_dir(id) + "/";
+    if (::rename((sockets + sandbox::standby_exec_socket(next.upper)).c_str(),
+                 (sockets + paths.exec_socket_name()).c_str()) < 0)
+        (void)::unlink((sockets + paths.exec_socket_name()).c_str());  // then every exec joins
     // One write commits the swap: the new init, and the upper it runs over.
     out.leftovers = upper_leftovers(state.upper(), state.work());
     state.set_upper(next.upper, next.work);

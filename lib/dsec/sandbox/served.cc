@@ -1,0 +1,138 @@
+#include "dsec/sandbox/served.h"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <algorithm>
+
+#include "dsec/ns/confine.h"
+#include "dsec/sys/fs.h"
+
+namespace dsec::sandbox {
+
+namespace {
+// The socket's address through a descriptor of its directory: /proc/self/fd/N/NAME is
+// short whatever the directory's path (sun_path holds 107 bytes).
+struct Address {
+    Fd dir;
+    sockaddr_un sun = {};
+    socklen_t len = 0;
+};
+
+Result<Address> address_of(const std::string& dir, const std::string& name) {
+    Address a;
+    a.dir.reset(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!a.dir) return fail(sys_error("open", dir));
+    std::string path = "/proc/self/fd/" + std::to_string(a.dir.get()) + "/" + name;
+    if (path.size() >= sizeof a.sun.sun_path) return fail(make_error(Code::usage, "socket name too long", name));
+    a.sun.sun_family = AF_UNIX;
+    std::memcpy(a.sun.sun_path, path.c_str(), path.size() + 1);
+    a.len = socklen_t(offsetof(sockaddr_un, sun_path) + path.size() + 1);
+    return a;
+}
+
+// The pid of the process `pidfd` refers to, in our pid namespace (from its fdinfo; -1
+// once it has been reaped).
+int pid_of(int pidfd) {
+    auto text = fs::read_file("/proc/self/fdinfo/" + std::to_string(pidfd));
+    if (!text) return -1;
+    auto at = text->find("\nPid:");
+    return at == std::string::npos ? -1 : std::atoi(text->c_str() + at + 5);
+}
+// Our umask, read once without changing it (umask() would, for every thread).
+mode_t our_umask() {
+    static const mode_t mask = [] {
+        auto text = fs::read_file("/proc/self/status");
+        auto at = text ? text->find("\nUmask:") : std::string::npos;
+        return at == std::string::npos ? mode_t(022) : mode_t(std::strtoul(text->c_str() + at + 7, nullptr, 8));
+    }();
+    return mask;
+}
+}  // namespace
+
+Result<Fd> listen_for_execs(const std::string& dir, const std::string& name) {
+    auto a = address_of(dir, name);
+    if (!a) return fail(a.error());
+    if (::unlinkat(a->dir.get(), name.c_str(), 0) < 0 && errno != ENOENT)
+        return fail(sys_error("unlink", dir + "/" + name));
+    Fd s(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+    if (!s) return fail(sys_error("socket"));
+    if (::bind(s.get(), reinterpret_cast<const sockaddr*>(&a->sun), a->len) < 0)
+        return fail(sys_error("bind", dir + "/" + name));
+    if (::listen(s.get(), 64) < 0) return fail(sys_error("listen", dir + "/" + name));
+    return s;
+}
+
+Result<std::optional<ns::Joined>> start_served(const std::string& dir, const std::string& name,
+                                               const ServedCommand& cmd, const int (&fds)[4]) {
+    std::string strings = cmd.workdir + '\0';
+    for (const auto* list : {&cmd.argv, &cmd.env, &cmd.candidates})
+        for (auto& s : *list) strings += s + '\0';
+    mode_t mask = our_umask();
+    dsec_exec_request req = {DSEC_EXEC_MAGIC, uint32_t(cmd.argv.size()), uint32_t(cmd.env.size()),
+                             uint32_t(cmd.candidates.size()), uint32_t(strings.size()), uint32_t(mask)};
+    if (sizeof req + strings.size() > DSEC_EXEC_MAX_BYTES || cmd.argv.empty()) return std::nullopt;
+    // Until the init has answered that it started the command, nothing has started: any
+    // failure up to there leaves it to the join.
+    auto a = address_of(dir, name);
+    if (!a) return std::nullopt;
+    Fd s(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+    if (!s || ::connect(s.get(), reinterpret_cast<const sockaddr*>(&a->sun), a->len) < 0) return std::nullopt;
+
+    struct iovec iov[2] = {{&req, sizeof req}, {strings.data(), strings.size()}};
+    union {
+        char buf[CMSG_SPACE(sizeof fds)];
+        struct cmsghdr align;
+    } control = {};
+    struct msghdr msg = {};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 2;
+    msg.msg_control = control.buf;
+    msg.msg_controllen = sizeof control.buf;
+    struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof fds);
+    std::memcpy(CMSG_DATA(cm), fds, sizeof fds);
+    if (::sendmsg(s.get(), &msg, MSG_NOSIGNAL) < 0) return std::nullopt;
+
+    dsec_exec_started started = {};
+    struct iovec back = {&started, sizeof started};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } got = {};
+    struct msghdr reply = {};
+    reply.msg_iov = &back;
+    reply.msg_iovlen = 1;
+    reply.msg_control = got.buf;
+    reply.msg_controllen = sizeof got.buf;
+    ssize_t n;
+    while ((n = ::recvmsg(s.get(), &reply, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+    }
+    Fd pidfd;
+    for (struct cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&reply) : nullptr; c; c = CMSG_NXTHDR(&reply, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+            int fd;
+            std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+            pidfd.reset(fd);
+        }
+    // Refused: closed unread (n 0, or ECONNRESET), or answered with the reason no
+    // command was made.
+    if (n == 0 || (n < 0 && errno == ECONNRESET) || (n == ssize_t(sizeof started) && started.err != 0))
+        return std::nullopt;
+    if (n != ssize_t(sizeof started) || !pidfd)
+        return fail(make_error(Code::io, "the sandbox's init answered an exec with no command (" + std::to_string(n) + " bytes, errno " + std::to_string(n < 0 ? errno : 0) + ", err " + std::to_string(started.err) + ", pidfd " + std::to_string(pidfd.get()) + ")", dir));
+    // 0 when it has already ended (and been reaped): nothing left to signal.
+    int pid = std::max(0, pid_of(pidfd.get()));
+    return std::optional<ns::Joined>(ns::Joined{pid, std::move(pidfd), std::move(s)});
+}
+
+}  // namespace dsec::sandbox

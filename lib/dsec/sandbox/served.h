@@ -1,0 +1,37 @@
+// Exec served by the sandbox's init (the protocol is in ns/confine.h): create gives the
+// init a listening socket in the sandbox's state directory, and exec asks the init to
+// fork the command, which then inherits the init's namespaces, cgroups and confinement
+// instead of joining them from outside.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dsec/ns/join.h"
+#include "dsec/sys/error.h"
+#include "dsec/sys/fd.h"
+
+namespace dsec::sandbox {
+
+/// A listening socket at `dir`/`name` for the init to serve execs on (any old one there
+/// is replaced). Errors: the failing socket call.
+Result<Fd> listen_for_execs(const std::string& dir, const std::string& name);
+
+/// What the init's child needs: it execs as root of the sandbox, in `workdir`, trying
+/// `candidates` in turn (exec_candidates).
+struct ServedCommand {
+    std::string workdir;
+    std::vector<std::string> argv, env, candidates;
+};
+
+/// Asks the init listening at `dir`/`name` to start `cmd` with stdin, stdout, stderr and
+/// the failure pipe's write end `fds`. nullopt when it did not start it and the join
+/// should: no socket (a sandbox made before, or no init listening), a request too large,
+/// or the init refusing it (its reason, such as a policy that forbids what it needs, is
+/// the join's to meet). Errors only once the init may have started it: a reply that is
+/// not one.
+Result<std::optional<ns::Joined>> start_served(const std::string& dir, const std::string& name,
+                                               const ServedCommand& cmd, const int (&fds)[4]);
+
+}  // namespace dsec::sandbox

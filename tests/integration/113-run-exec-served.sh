@@ -1,0 +1,98 @@
+#!/bin/bash
+# Exec served by the init: root's commands with plain pipes are forked by the sandbox's
+# init (which already holds its namespaces, cgroups and confinement) through a socket in
+# the sandbox's state directory, instead of being joined from outside. What must hold:
+# the same confinement and result as a joined command (capabilities, seccomp, exit
+# codes, signals, output, stdin, timeouts that kill the whole session, the caller's
+# umask), only the command's pipes inside, the init itself using no capability, and the
+# join kept for other users, oversized requests and sandboxes whose init does not serve.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/sec-lib.sh"
+
+make_probe_layer
+new_box s
+sock="$DSEC_RUN/sandboxes/s/exec.sock"
+[ -S "$sock" ] || fail "no exec socket in the sandbox's state directory"
+
+# Served: the command's parent is the init (a joined one's is outside: 0).
+[ "$(dsec-run exec s -- sh -c 'echo $PPID')" = 1 ] || fail "root's command was not forked by the init"
+[ "$(PROBE_OPTS="--user 1000" probe s whoami | awk '{print $1}')" = whoami ] || fail "--user 1000 does not run"
+[ "$(dsec-run exec --user 1000 s -- sh -c 'echo $PPID')" = 0 ] || fail "another user's command was not joined"
+
+# The same confinement as a joined command.
+line=$(probe s status)
+check_served_status() {
+    local want
+    for want in "CapEff=$CAPS_DEFAULT" "CapPrm=$CAPS_DEFAULT" "CapBnd=$CAPS_DEFAULT" "CapInh=$CAPS_NONE" \
+        "CapAmb=$CAPS_NONE" NoNewPrivs=1 Seccomp=2; do
+        [ "$(field_of "$1" "${want%%=*}")" = "${want#*=}" ] || fail "served command: ${want%%=*} is not ${want#*=}: $1"
+    done
+}
+check_served_status "$line"
+expect s EPERM mount_proc
+# Nor can it take the init's descriptors (its exec socket among them) or trace it.
+expect s EPERM pidfd_getfd 1
+expect s EPERM ptrace 1
+# The init keeps the sandbox's capabilities permitted (for its commands' execve) and uses none.
+init=$(jq .pid "$DSEC_RUN/sandboxes/s/state.json")
+[ "$(awk '/^CapEff:/ {print $2}' "/proc/$init/status")" = "$CAPS_NONE" ] || fail "the init has effective capabilities"
+[ "$(awk '/^CapPrm:/ {print $2}' "/proc/$init/status")" = "$CAPS_DEFAULT" ] || fail "the init's permitted set is not the default"
+# Nothing of the init's is open in the command: its pipes only.
+fds=$(dsec-run exec s -- sh -c 'ls /proc/$$/fd; true' | tr '\n' ' ')
+[ "$fds" = "0 1 2 " ] || fail "the served command has descriptors $fds"
+# Nor can anything inside reach the init's descriptors (the socket among them): their
+# numbers show, not what they are.
+# shellcheck disable=SC2016 # the sandbox shell's $f
+dsec-run exec s -- sh -c 'for f in /proc/1/fd/*; do readlink "$f" && exit 0; cat "$f" && exit 0; done; exit 1' \
+    > /dev/null 2>&1 && fail "a descriptor of the init is reachable inside"
+
+# Results as before: exit status, output on its streams, stdin, a missing command.
+out=$(dsec-run exec s -- sh -c 'echo out; echo err >&2; exit 7' 2> "$T/err") && fail "exit 7 reported as success"
+[ "$out" = out ] && [ "$(cat "$T/err")" = err ] || fail "streams: '$out' '$(cat "$T/err")'"
+expect_exit 7 dsec-run exec s -- sh -c 'exit 7'
+[ "$(printf 'in\n' | dsec-run exec s -- cat)" = in ] || fail "stdin not relayed"
+expect_exit 127 dsec-run exec s -- no-such-command
+{ dsec-run exec --json s -- no-such-command || true; } | jq -e '.exit_code == 127 and .note == "command not found: no-such-command"' \
+    > /dev/null || fail "a missing command's note"
+{ dsec-run exec --json s -- sh -c 'kill -9 $$' || true; } | jq -e '.exit_code == 137 and .signal == 9' > /dev/null \
+    || fail "a killed command's signal"
+[ "$(umask 027; dsec-run exec s -- sh -c umask)" = 0027 ] || fail "the caller's umask was not the command's"
+# No signal blocked or ignored (the init blocks all, and inherits dsec-run's ignored SIGPIPE).
+sigs=$(dsec-run exec s -- cat /proc/self/status | awk '/^Sig(Blk|Ign):/ {print $2}' | sort -u)
+[ "$sigs" = 0000000000000000 ] || fail "signals blocked or ignored in a served command: $sigs"
+
+# A timeout kills the session: the command and what it left behind.
+{ dsec-run exec --json --timeout 1s s -- sh -c 'sleep 300 & sleep 301' || true; } | jq -e '.timed_out and .exit_code == 137' \
+    > /dev/null || fail "timeout not reported"
+for _ in $(seq 50); do
+    grep -q 'sleep 30[01]' <(dsec-run exec s -- ps -o args 2> /dev/null) || break
+    sleep 0.1
+done
+dsec-run exec s -- ps -o args | grep -q 'sleep 30[01]' && fail "the session outlived its timeout"
+
+# Many at once into one sandbox, beyond what the init serves at once: all run.
+for _ in $(seq 80); do dsec-run inspect s; done > "$T/records"
+dsec-run exec -P 16 --json -- sh -c 'echo $PPID' < "$T/records" > "$T/results"
+[ "$(jq -s 'map(select(.exit_code == 0)) | length' "$T/results")" = 80 ] || fail "a batch of 80: $(jq -c . "$T/results" | head -3)"
+
+# Too large a request for the init's socket: joined.
+big=$(head -c 70000 /dev/zero | tr '\0' x)
+[ "$(dsec-run exec s -- sh -c 'echo $PPID' "$big")" = 0 ] || fail "an oversized request was not joined"
+# No socket (an init that does not serve, as in sandboxes made before): joined.
+mv "$sock" "$sock.away"
+[ "$(dsec-run exec s -- sh -c 'echo $PPID')" = 0 ] || fail "exec without the socket was not joined"
+mv "$sock.away" "$sock"
+[ "$(dsec-run exec s -- sh -c 'echo $PPID')" = 1 ] || fail "served again once the socket is back"
+
+# Destroyed meanwhile: the command goes with the sandbox, as a joined one does.
+dsec-run exec --json s -- sleep 300 > "$T/killed" &
+waiter=$!
+for _ in $(seq 50); do
+    dsec-run exec s -- ps -o args | grep -q '^sleep 300' && break
+    sleep 0.1
+done
+dsec-run destroy s > /dev/null
+wait "$waiter" || true
+jq -e '.exit_code == 137 and .note == "sandbox destroyed during exec"' "$T/killed" > /dev/null \
+    || fail "exec into a destroyed sandbox: $(cat "$T/killed")"
+echo ok
