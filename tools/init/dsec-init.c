@@ -539,9 +539,9 @@ static void lay_out(char *buf, char **room, const int *fds, struct command *c) {
     memcpy(c->fds, fds, sizeof c->fds);
 }
 
-/* The child's stack, made at the first request. */
+/* The child's stack: made per command and unmapped once it has exec'd, so that an init
+ * keeps nothing of it between commands. */
 enum { kChildStack = 64 * 1024 };
-static char *child_stack;
 
 /* A message on connection `i`: its command, or its end (EOF). */
 static void serve_request(int i) {
@@ -594,14 +594,11 @@ static void serve_request(int i) {
     }
     size_t room = (2 * ((size_t)req->argc + req->envc + req->ncand) + 8) * sizeof(char *);
     char **ptrs = mmap(NULL, room, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (!child_stack) {
-        child_stack = mmap(NULL, kChildStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-        if (child_stack == MAP_FAILED) child_stack = NULL;
-    }
+    char *child_stack = mmap(NULL, kChildStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     int pidfd = -1;
     pid_t pid = -1;
     errno = ENOMEM;
-    if (ptrs != MAP_FAILED && child_stack) {
+    if (ptrs != MAP_FAILED && child_stack != MAP_FAILED) {
         struct command c;
         lay_out(buf, ptrs, fds, &c);
         /* Back once it has exec'd or given up: no copy of our page tables for it. */
@@ -609,6 +606,7 @@ static void serve_request(int i) {
                     &pidfd);
     }
     started.err = pid < 0 ? errno : 0;
+    if (child_stack != MAP_FAILED) munmap(child_stack, kChildStack);
     if (ptrs != MAP_FAILED) munmap(ptrs, room);
     for (int k = 0; k < nfds; k++) close(fds[k]);
     munmap(buf, DSEC_EXEC_MAX_BYTES);
