@@ -57,6 +57,7 @@ expect_exit 127 dsec-run exec s -- no-such-command
 { dsec-run exec --json s -- sh -c 'kill -9 $$' || true; } | jq -e '.exit_code == 137 and .signal == 9' > /dev/null \
     || fail "a killed command's signal"
 [ "$(umask 027; dsec-run exec s -- sh -c umask)" = 0027 ] || fail "the caller's umask was not the command's"
+[ "$(nice -n 7 dsec-run exec s -- cat /proc/self/stat | awk '{print $19}')" = 7 ] || fail "the caller's nice value was not the command's"
 # No signal blocked or ignored (the init blocks all, and inherits dsec-run's ignored SIGPIPE).
 sigs=$(dsec-run exec s -- cat /proc/self/status | awk '/^Sig(Blk|Ign):/ {print $2}' | sort -u)
 [ "$sigs" = 0000000000000000 ] || fail "signals blocked or ignored in a served command: $sigs"

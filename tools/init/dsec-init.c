@@ -34,6 +34,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -474,6 +475,7 @@ static void reply(int i, const void *what, size_t len, int fd) {
  * and writes nothing of ours but errno and sh[1]. */
 struct command {
     mode_t umask;
+    int nice;
     const char *workdir;
     char **argv, **envp, **candidates, **sh;
     size_t ncand;
@@ -497,6 +499,7 @@ static int run_command(void *arg) {
         close(adj);
     }
     umask(c->umask);
+    (void)setpriority(PRIO_PROCESS, 0, c->nice);
     failure.stage = DSEC_STAGE_CHDIR;
     if (chdir(c->workdir) < 0) goto fail;
     /* Every signal as a new program expects it: none blocked (we block all), none ignored
@@ -520,6 +523,7 @@ static void lay_out(char *buf, char **room, const int *fds, struct command *c) {
     const struct dsec_exec_request *req = (const void *)buf;
     char *at = buf + sizeof *req;
     c->umask = (mode_t)(req->umask & 0777);
+    c->nice = req->nice;
     c->workdir = at;
     at += strlen(at) + 1;
     c->argv = room;

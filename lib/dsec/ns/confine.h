@@ -86,7 +86,8 @@ int dsec_exec_candidates(char *const *candidates, size_t n, char *const *argv, c
  * NUL-terminated strings (the working directory, argc arguments, envc environment
  * entries, ncand candidate paths), with SCM_RIGHTS carrying the command's stdin, stdout,
  * stderr and the write end of its failure pipe, in that order. The init forks a child
- * that takes them as 0-2 (the pipe close-on-exec), starts a session, takes the umask,
+ * that takes them as 0-2 (the pipe close-on-exec), starts a session, takes the umask and
+ * nice value,
  * enters the directory and execs as root of the sandbox, inheriting everything else of the init's
  * (namespaces, cgroups, bounding set, capabilities, no_new_privs, limits, seccomp). It
  * answers with a dsec_exec_started (and, when err is 0, a pidfd of the child by
@@ -102,6 +103,7 @@ struct dsec_exec_request {
     uint32_t argc, envc, ncand;
     uint32_t bytes;
     uint32_t umask; /* the caller's, as a command joined from outside would have */
+    int32_t nice;   /* the caller's; only raising it can succeed (no CAP_SYS_NICE) */
 };
 struct dsec_exec_started {
     int32_t err;

@@ -1,6 +1,7 @@
 #include "dsec/sandbox/served.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -75,9 +76,11 @@ Result<std::optional<ns::Joined>> start_served(const std::string& dir, const std
     std::string strings = cmd.workdir + '\0';
     for (const auto* list : {&cmd.argv, &cmd.env, &cmd.candidates})
         for (auto& s : *list) strings += s + '\0';
-    mode_t mask = our_umask();
-    dsec_exec_request req = {DSEC_EXEC_MAGIC, uint32_t(cmd.argv.size()), uint32_t(cmd.env.size()),
-                             uint32_t(cmd.candidates.size()), uint32_t(strings.size()), uint32_t(mask)};
+    errno = 0;
+    int nice = ::getpriority(PRIO_PROCESS, 0);
+    if (errno != 0) nice = 0;
+    dsec_exec_request req = {DSEC_EXEC_MAGIC,         uint32_t(cmd.argv.size()),   uint32_t(cmd.env.size()),
+                             uint32_t(cmd.candidates.size()), uint32_t(strings.size()), uint32_t(our_umask()), nice};
     if (sizeof req + strings.size() > DSEC_EXEC_MAX_BYTES || cmd.argv.empty()) return std::nullopt;
     // Until the init has answered that it started the command, nothing has started: any
     // failure up to there leaves it to the join.
