@@ -92,7 +92,8 @@ Result<ns::Started> start(const Paths& paths, const mount::Rootfs& rootfs, const
     spec.unified_cgroup_fd = fds->unified ? fds->unified.get() : -1;
     for (auto& f : fds->join) spec.join_fds.push_back(f.get());
     // Best effort: without it, exec joins from outside as for sandboxes made before.
-    auto listener = listen_for_execs(paths.state_dir(s.id), s.exec_socket);
+    auto listener = listen_for_execs(paths.state_dir(s.id),
+                                     s.exec_socket.empty() ? paths.exec_socket_name() : s.exec_socket);
     if (listener) spec.exec_listen = listener->get();
     return ns::start_init(spec);
 }

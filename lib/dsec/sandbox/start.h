@@ -28,7 +28,8 @@ struct StartSpec {
     CpuClass cpu_class = CpuClass::latency;
     std::vector<Bind> binds;                  // --bind, opened afresh at each start
     std::vector<std::string> bind_forbidden;  // host directories a bind source may not overlap
-    std::string exec_socket = "exec.sock";    // in the state directory: where the init serves execs (served.h)
+    std::string exec_socket;                  // in the state directory, where the init serves execs
+                                              // (served.h); empty: Paths::exec_socket_name()
 };
 
 /// Starts the init over `rootfs` (with --disk, on a fresh tmpfs upper) straight into
