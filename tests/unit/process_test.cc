@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "dsec/sys/fs.h"
 #include "dsec/sys/process.h"
 
 using namespace dsec;
@@ -75,4 +76,21 @@ TEST_CASE("a zombie counts as dead, a reaped pid is gone") {
     CHECK_FALSE(proc::read_stat(child));
     CHECK(proc::process_start(child) == 0);
     CHECK(proc::session_of(child) == 0);
+}
+
+TEST_CASE("status_field finds a named line, first or last, and only a whole name") {
+    std::string_view text = "Name:\tdsec-run\nUmask:\t0022\nPid:\t42\nPPid:\t1\nNSpid:\t42 7 1\nTracerPid: 0";
+    CHECK(proc::status_field(text, "Name") == "dsec-run");
+    CHECK(proc::status_field(text, "Umask") == "0022");
+    CHECK(proc::status_field(text, "Pid") == "42");  // not PPid's, not NSpid's
+    CHECK(proc::status_field(text, "NSpid") == "42 7 1");
+    CHECK(proc::status_field(text, "TracerPid") == "0");  // the last line, no newline after it
+    CHECK_FALSE(proc::status_field(text, "Tgid"));
+    CHECK_FALSE(proc::status_field(text, "Pi"));
+    CHECK(proc::status_field("Pss:          \n", "Pss") == "");
+    CHECK_FALSE(proc::status_field("", "Pid"));
+    // The live file: our own pid, as the kernel writes it.
+    auto self = dsec::fs::read_file("/proc/self/status");
+    REQUIRE(self);
+    CHECK(proc::status_field(*self, "Pid") == std::to_string(::getpid()));
 }

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "dsec/sys/fs.h"
+#include "dsec/sys/process.h"
 #include "dsec/sys/sha256.h"
 
 namespace dsec::cgroup {
@@ -41,9 +42,9 @@ uint64_t read_key(const std::string& path, const std::string& key) {
 Result<uint64_t> process_pss(int pid) {
     auto text = fs::read_file("/proc/" + std::to_string(pid) + "/smaps_rollup");
     if (!text) return fail(text.error());
-    auto at = text->find("\nPss:");
-    if (at == std::string::npos) return uint64_t(0);  // a kernel thread, or a process exiting
-    return std::strtoull(text->c_str() + at + 5, nullptr, 10) * 1024;
+    auto pss = proc::status_field(*text, "Pss");
+    if (!pss) return uint64_t(0);  // a kernel thread, or a process exiting
+    return std::strtoull(std::string(*pss).c_str(), nullptr, 10) * 1024;
 }
 
 // Waits a little longer each round: cgroup teardown is asynchronous in the kernel.

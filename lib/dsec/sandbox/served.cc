@@ -15,6 +15,7 @@
 
 #include "dsec/ns/confine.h"
 #include "dsec/sys/fs.h"
+#include "dsec/sys/process.h"
 
 namespace dsec::sandbox {
 
@@ -43,16 +44,15 @@ Result<Address> address_of(const std::string& dir, const std::string& name) {
 // once it has been reaped).
 int pid_of(int pidfd) {
     auto text = fs::read_file("/proc/self/fdinfo/" + std::to_string(pidfd));
-    if (!text) return -1;
-    auto at = text->find("\nPid:");
-    return at == std::string::npos ? -1 : std::atoi(text->c_str() + at + 5);
+    auto pid = text ? proc::status_field(*text, "Pid") : std::nullopt;
+    return pid ? std::atoi(std::string(*pid).c_str()) : -1;
 }
 // Our umask, read once without changing it (umask() would, for every thread).
 mode_t our_umask() {
     static const mode_t mask = [] {
         auto text = fs::read_file("/proc/self/status");
-        auto at = text ? text->find("\nUmask:") : std::string::npos;
-        return at == std::string::npos ? mode_t(022) : mode_t(std::strtoul(text->c_str() + at + 7, nullptr, 8));
+        auto mask = text ? proc::status_field(*text, "Umask") : std::nullopt;
+        return mask ? mode_t(std::strtoul(std::string(*mask).c_str(), nullptr, 8)) : mode_t(022);
     }();
     return mask;
 }

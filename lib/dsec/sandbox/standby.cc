@@ -129,10 +129,9 @@ std::vector<std::string> ns_pids(const std::string& pid) {
     std::vector<std::string> ids;
     auto status = fs::read_file("/proc/" + pid + "/status");
     if (!status) return ids;
-    auto at = status->find("\nNSpid:");
-    if (at == std::string::npos) return ids;
-    at += 7;
-    std::istringstream line(status->substr(at, status->find('\n', at) - at));
+    auto field = proc::status_field(*status, "NSpid");
+    if (!field) return ids;
+    std::istringstream line{std::string(*field)};
     for (std::string v; line >> v;) ids.push_back(v);
     return ids;
 }

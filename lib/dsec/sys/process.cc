@@ -76,4 +76,20 @@ int session_of(int pid) {
     return stat ? stat->session : 0;
 }
 
+std::optional<std::string_view> status_field(std::string_view text, std::string_view name) {
+    for (size_t at = 0; at < text.size();) {
+        size_t end = text.find('\n', at);
+        if (end == std::string_view::npos) end = text.size();
+        auto line = text.substr(at, end - at);
+        if (line.size() > name.size() && line.starts_with(name) && line[name.size()] == ':') {
+            auto value = line.substr(name.size() + 1);
+            auto first = value.find_first_not_of(" \t");
+            if (first == std::string_view::npos) return std::string_view{};
+            return value.substr(first, value.find_last_not_of(" \t") + 1 - first);
+        }
+        at = end + 1;
+    }
+    return std::nullopt;
+}
+
 }  // namespace dsec::proc

@@ -1,5 +1,6 @@
 // Process identity: whether a pid still is the process recorded (its start time, as
-// sandbox states, sessions and snapshot marks keep it), read from /proc/<pid>/stat.
+// sandbox states, sessions and snapshot marks keep it), read from /proc/<pid>/stat; and
+// single fields of the kernel's "Name:<tab>value" files.
 #pragma once
 
 #include <optional>
@@ -32,5 +33,10 @@ unsigned long long process_start(int pid);
 
 /// Field 6 of /proc/<pid>/stat: the session id in the host's pid namespace; 0 when gone.
 int session_of(int pid);
+
+/// The value of the line `name`: in a text of "Name:<blanks>value" lines (/proc/<pid>/status,
+/// /proc/<pid>/fdinfo/<fd>, smaps_rollup), with the blanks around it dropped; nullopt
+/// when no line has that name. `name` is without its colon.
+std::optional<std::string_view> status_field(std::string_view text, std::string_view name);
 
 }  // namespace dsec::proc
