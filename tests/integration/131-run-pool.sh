@@ -8,7 +8,7 @@
 
 make_busybox_tree "$T/tree"
 dsec-layer build "$T/tree" --name base > /dev/null
-on_exit 'dsec-run pool drain > /dev/null 2>&1; dsec-run ls -q | dsec-run destroy > /dev/null 2>&1'
+on_exit 'dsec-run pool drain > /dev/null 2>&1; dsec-run ls | dsec-run destroy > /dev/null 2>&1'
 
 host() { dsec-run run --pool "$@" -- cat /proc/sys/kernel/hostname; }
 # Waits until no background teardown or refill is at work and every pool is full.

@@ -45,7 +45,21 @@ TEST_CASE("a malformed line is an error naming its line number") {
 TEST_CASE("a JSON value that is not an object is refused") {
     std::FILE* in = input("[1,2,3]\n");
     jsonl::Reader reader(in);
-    CHECK(!reader.next());
+    auto bad = reader.next();
+    REQUIRE(!bad);
+    CHECK(bad.error().message.find("bare id") == std::string::npos);
+    std::fclose(in);
+}
+
+TEST_CASE("a bare id on stdin is refused with a hint: ids go as arguments") {
+    // dsec-run ls -q | dsec-run destroy
+    std::FILE* in = input("0add9a69bd03\n");
+    jsonl::Reader reader(in);
+    auto bad = reader.next();
+    REQUIRE(!bad);
+    CHECK(bad.error().code == Code::bad_input);
+    CHECK(bad.error().message.find("\"0add9a69bd03\" looks like a bare id or name") != std::string::npos);
+    CHECK(bad.error().message.find("xargs") != std::string::npos);
     std::fclose(in);
 }
 

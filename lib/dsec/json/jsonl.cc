@@ -60,7 +60,12 @@ Result<std::optional<json>> Reader::next() {
         json record = json::parse(text, nullptr, false);
         if (record.is_discarded() || !record.is_object()) {
             std::free(buf);
-            return fail(make_error(Code::bad_input, "stdin line " + std::to_string(line_) + ": not a JSON object"));
+            std::string msg = "stdin line " + std::to_string(line_) + ": not a JSON object";
+            // `dsec-run ls -q | dsec-run destroy`: ids go as arguments, records on stdin.
+            if (text.size() <= 128 && text.find_first_of("{}[]\" \t") == std::string::npos)
+                msg += " (\"" + text + "\" looks like a bare id or name: give those as arguments, "
+                       "e.g. through xargs, or pipe the records, as ls prints them without -q)";
+            return fail(make_error(Code::bad_input, msg));
         }
         if (auto v = record.find("v"); v != record.end() && !(v->is_number_unsigned() && v->get<uint64_t>() >= 1 && v->get<uint64_t>() <= kVersion)) {
             std::free(buf);
