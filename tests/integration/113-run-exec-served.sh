@@ -4,7 +4,7 @@
 # the sandbox's state directory, instead of being joined from outside. What must hold:
 # the same confinement and result as a joined command (capabilities, seccomp, exit
 # codes, signals, output, stdin, timeouts that kill the whole session, the caller's
-# umask), only the command's pipes inside, the init itself using no capability, and the
+# umask, nice value, limits and CPUs), only the command's pipes inside, the init itself using no capability, and the
 # join kept for other users, oversized requests and sandboxes whose init does not serve.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sec-lib.sh"
@@ -58,6 +58,19 @@ expect_exit 127 dsec-run exec s -- no-such-command
     || fail "a killed command's signal"
 [ "$(umask 027; dsec-run exec s -- sh -c umask)" = 0027 ] || fail "the caller's umask was not the command's"
 [ "$(nice -n 7 dsec-run exec s -- cat /proc/self/stat | awk '{print $19}')" = 7 ] || fail "the caller's nice value was not the command's"
+# The caller's limits and CPUs, as a joined command (another user's) has them; the
+# sandbox's own limits (nofile 1024 by default) stay whatever the caller's.
+for u in 0 1000; do
+    [ "$(ulimit -s 4096; dsec-run exec --user $u s -- sh -c 'ulimit -s; ulimit -H -s')" = "4096
+4096" ] || fail "the caller's stack limit was not user $u's command's"
+    [ "$(ulimit -S -t 77; dsec-run exec --user $u s -- sh -c 'ulimit -S -t')" = 77 ] ||
+        fail "the caller's CPU-time limit was not user $u's command's"
+    [ "$(ulimit -S -n 64; dsec-run exec --user $u s -- sh -c 'ulimit -n')" = 1024 ] ||
+        fail "the caller's nofile limit replaced the sandbox's for user $u"
+    cpus=$(taskset -c 0 dsec-run exec --user $u s -- cat /proc/self/status | awk '/^Cpus_allowed_list:/ {print $2}')
+    [ "$cpus" = 0 ] || fail "the caller's CPU affinity was not user $u's command's: $cpus"
+done
+[ "$(ulimit -s 4096; dsec-run exec s -- sh -c 'echo $PPID')" = 1 ] || fail "a command with the caller's limits was not served"
 # No signal blocked or ignored (the init blocks all, and inherits dsec-run's ignored SIGPIPE).
 sigs=$(dsec-run exec s -- cat /proc/self/status | awk '/^Sig(Blk|Ign):/ {print $2}' | sort -u)
 [ "$sigs" = 0000000000000000 ] || fail "signals blocked or ignored in a served command: $sigs"

@@ -476,6 +476,7 @@ static void reply(int i, const void *what, size_t len, int fd) {
 struct command {
     mode_t umask;
     int nice;
+    const struct dsec_exec_request *req; /* the caller's limits and CPUs */
     const char *workdir;
     char **argv, **envp, **candidates, **sh;
     size_t ncand;
@@ -500,6 +501,18 @@ static int run_command(void *arg) {
     }
     umask(c->umask);
     (void)setpriority(PRIO_PROCESS, 0, c->nice);
+    /* The caller's limits and CPUs, as a command joined from outside inherits them; the
+     * sandbox's own (core, nofile, fsize) stay ours, and no hard limit goes above ours. */
+    for (int r = 0; r < DSEC_EXEC_NLIMITS; r++) {
+        if (r == RLIMIT_CORE || r == RLIMIT_NOFILE || r == RLIMIT_FSIZE) continue;
+        struct rlimit want = {c->req->limits[r].cur, c->req->limits[r].max}, now;
+        if (getrlimit(r, &now) < 0) continue;
+        if (want.rlim_max > now.rlim_max) want.rlim_max = now.rlim_max;
+        if (want.rlim_cur > want.rlim_max) want.rlim_cur = want.rlim_max;
+        (void)setrlimit(r, &want);
+    }
+    if (c->req->cpus_bytes > 0 && c->req->cpus_bytes <= DSEC_EXEC_CPUSET_BYTES)
+        (void)syscall(SYS_sched_setaffinity, 0, (size_t)c->req->cpus_bytes, c->req->cpus);
     failure.stage = DSEC_STAGE_CHDIR;
     if (chdir(c->workdir) < 0) goto fail;
     /* Every signal as a new program expects it: none blocked (we block all), none ignored
@@ -524,6 +537,7 @@ static void lay_out(char *buf, char **room, const int *fds, struct command *c) {
     char *at = buf + sizeof *req;
     c->umask = (mode_t)(req->umask & 0777);
     c->nice = req->nice;
+    c->req = req;
     c->workdir = at;
     at += strlen(at) + 1;
     c->argv = room;

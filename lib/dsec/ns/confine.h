@@ -86,24 +86,34 @@ int dsec_exec_candidates(char *const *candidates, size_t n, char *const *argv, c
  * NUL-terminated strings (the working directory, argc arguments, envc environment
  * entries, ncand candidate paths), with SCM_RIGHTS carrying the command's stdin, stdout,
  * stderr and the write end of its failure pipe, in that order. The init forks a child
- * that takes them as 0-2 (the pipe close-on-exec), starts a session, takes the umask and
- * nice value,
- * enters the directory and execs as root of the sandbox, inheriting everything else of the init's
- * (namespaces, cgroups, bounding set, capabilities, no_new_privs, limits, seccomp). It
+ * that takes them as 0-2 (the pipe close-on-exec), starts a session, takes the caller's
+ * umask, nice value, resource limits (but core, nofile and fsize, which the sandbox sets:
+ * those stay the init's) and CPU affinity, as a command joined from outside inherits them,
+ * enters the directory and execs as root of the sandbox, inheriting everything else of the
+ * init's (namespaces, cgroups, bounding set, capabilities, no_new_privs, seccomp). It
  * answers with a dsec_exec_started (and, when err is 0, a pidfd of the child by
  * SCM_RIGHTS; err is nonzero only when no child was made), then, once it has reaped the
  * child, a dsec_exec_ended, and closes the connection. */
 enum {
-    DSEC_EXEC_MAGIC = 0x78657364, /* "dsex" */
+    DSEC_EXEC_MAGIC = 0x32657364, /* "dse2"; an init of an older layout refuses it, and exec joins */
     DSEC_EXEC_MAX_BYTES = 60 * 1024, /* the whole message, within a socket buffer */
     DSEC_EXEC_NFDS = 4,
+    DSEC_EXEC_NLIMITS = 16,          /* RLIMIT_CPU .. RLIMIT_RTTIME */
+    DSEC_EXEC_CPUSET_BYTES = 128,    /* an affinity mask of up to 1024 CPUs */
 };
 struct dsec_exec_request {
     uint32_t magic;
     uint32_t argc, envc, ncand;
     uint32_t bytes;
-    uint32_t umask; /* the caller's, as a command joined from outside would have */
-    int32_t nice;   /* the caller's; only raising it can succeed (no CAP_SYS_NICE) */
+    uint32_t umask;      /* the caller's, as a command joined from outside would have */
+    int32_t nice;        /* the caller's; only raising it can succeed (no CAP_SYS_NICE) */
+    uint32_t cpus_bytes; /* how much of `cpus` the caller's affinity fills; 0: the init's */
+    /* The caller's limits by resource number. Hard limits above the init's are capped at
+     * them (raising one needs CAP_SYS_RESOURCE in the host's namespace). */
+    struct {
+        uint64_t cur, max;
+    } limits[DSEC_EXEC_NLIMITS];
+    uint8_t cpus[DSEC_EXEC_CPUSET_BYTES];
 };
 struct dsec_exec_started {
     int32_t err;

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -81,6 +82,15 @@ Result<std::optional<ns::Joined>> start_served(const std::string& dir, const std
     if (errno != 0) nice = 0;
     dsec_exec_request req = {DSEC_EXEC_MAGIC,         uint32_t(cmd.argv.size()),   uint32_t(cmd.env.size()),
                              uint32_t(cmd.candidates.size()), uint32_t(strings.size()), uint32_t(our_umask()), nice};
+    // What a joined command would inherit from us: every limit (the init keeps the
+    // sandbox's own core, nofile and fsize) and the CPUs we may run on.
+    for (int r = 0; r < DSEC_EXEC_NLIMITS; r++) {
+        struct rlimit l = {RLIM_INFINITY, RLIM_INFINITY};
+        (void)::getrlimit(static_cast<__rlimit_resource_t>(r), &l);
+        req.limits[r] = {l.rlim_cur, l.rlim_max};
+    }
+    long mask_bytes = ::syscall(SYS_sched_getaffinity, 0, sizeof req.cpus, req.cpus);
+    req.cpus_bytes = mask_bytes > 0 ? uint32_t(mask_bytes) : 0;
     if (sizeof req + strings.size() > DSEC_EXEC_MAX_BYTES || cmd.argv.empty()) return std::nullopt;
     // Until the init has answered that it started the command, nothing has started: any
     // failure up to there leaves it to the join.
