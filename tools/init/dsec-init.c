@@ -503,14 +503,9 @@ static int run_command(void *arg) {
     (void)setpriority(PRIO_PROCESS, 0, c->nice);
     /* The caller's limits and CPUs, as a command joined from outside inherits them; the
      * sandbox's own (core, nofile, fsize) stay ours, and no hard limit goes above ours. */
-    for (int r = 0; r < DSEC_EXEC_NLIMITS; r++) {
-        if (r == RLIMIT_CORE || r == RLIMIT_NOFILE || r == RLIMIT_FSIZE) continue;
-        struct rlimit want = {c->req->limits[r].cur, c->req->limits[r].max}, now;
-        if (getrlimit(r, &now) < 0) continue;
-        if (want.rlim_max > now.rlim_max) want.rlim_max = now.rlim_max;
-        if (want.rlim_cur > want.rlim_max) want.rlim_cur = want.rlim_max;
-        (void)setrlimit(r, &want);
-    }
+    for (int r = 0; r < DSEC_EXEC_NLIMITS; r++)
+        if (r != RLIMIT_CORE && r != RLIMIT_NOFILE && r != RLIMIT_FSIZE)
+            (void)dsec_lower_rlimit(r, (struct rlimit){c->req->limits[r].cur, c->req->limits[r].max});
     if (c->req->cpus_bytes > 0 && c->req->cpus_bytes <= DSEC_EXEC_CPUSET_BYTES)
         (void)syscall(SYS_sched_setaffinity, 0, (size_t)c->req->cpus_bytes, c->req->cpus);
     failure.stage = DSEC_STAGE_CHDIR;

@@ -84,13 +84,8 @@ int dsec_confine(const struct dsec_confinement *c, const char **failed_op) {
      * and inheritable is always empty so nothing carries over execve). */
     if (set_caps(c->uid == 0 || c->uid < 0 ? c->caps : 0) < 0) FAIL("capset");
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) FAIL("no_new_privs");
-    for (uint32_t i = 0; i < c->n_rlimits && i < DSEC_MAX_RLIMITS; i++) {
-        struct rlimit want = c->rlimits[i].limit, now;
-        if (syscall(SYS_getrlimit, c->rlimits[i].resource, &now) < 0) FAIL("getrlimit");
-        if (want.rlim_max > now.rlim_max) want.rlim_max = now.rlim_max;
-        if (want.rlim_cur > want.rlim_max) want.rlim_cur = want.rlim_max;
-        if (syscall(SYS_setrlimit, c->rlimits[i].resource, &want) < 0) FAIL("setrlimit");
-    }
+    for (uint32_t i = 0; i < c->n_rlimits && i < DSEC_MAX_RLIMITS; i++)
+        if (dsec_lower_rlimit((int)c->rlimits[i].resource, c->rlimits[i].limit) < 0) FAIL("setrlimit");
     /* Identical pages of sandboxes (same layers, same runtimes) can be merged by ksmd; the
      * mark survives fork and execve. EINVAL: a kernel without it, merging is an extra. */
     if (c->memory_merge && prctl(PR_SET_MEMORY_MERGE, 1, 0, 0, 0) < 0 && errno != EINVAL) FAIL("memory merge");
@@ -123,6 +118,14 @@ int dsec_exec_candidates(char *const *candidates, size_t n, char *const *argv, c
         else if (err != ENOENT && err != ENOTDIR && err != ESTALE && err != ENODEV && err != ETIMEDOUT) break;
     }
     return eacces ? EACCES : err;
+}
+
+int dsec_lower_rlimit(int resource, struct rlimit want) {
+    struct rlimit now;
+    if (syscall(SYS_getrlimit, resource, &now) < 0) return -1;
+    if (want.rlim_max > now.rlim_max) want.rlim_max = now.rlim_max;
+    if (want.rlim_cur > want.rlim_max) want.rlim_cur = want.rlim_max;
+    return (int)syscall(SYS_setrlimit, resource, &want);
 }
 
 void dsec_close_all_but(const int *keep, size_t n) {

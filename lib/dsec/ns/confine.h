@@ -50,6 +50,11 @@ struct dsec_confinement {
  * Returns 0, or -1 with errno set and *failed_op naming the step. */
 int dsec_confine(const struct dsec_confinement *c, const char **failed_op);
 
+/* Sets limit `resource` to `want`, its hard limit lowered to the current one if above it
+ * (raising one needs CAP_SYS_RESOURCE in the host's namespace) and its soft limit to the
+ * hard one. Returns 0, or -1 with errno set. Async-signal-safe. */
+int dsec_lower_rlimit(int resource, struct rlimit want);
+
 /* Closes every descriptor but the `n` in `keep` (sorted ascending; negative ones ignored). */
 void dsec_close_all_but(const int *keep, size_t n);
 

@@ -77,6 +77,7 @@ Result<std::optional<ns::Joined>> start_served(const std::string& dir, const std
     std::string strings = cmd.workdir + '\0';
     for (const auto* list : {&cmd.argv, &cmd.env, &cmd.candidates})
         for (auto& s : *list) strings += s + '\0';
+    if (sizeof(dsec_exec_request) + strings.size() > DSEC_EXEC_MAX_BYTES || cmd.argv.empty()) return std::nullopt;
     errno = 0;
     int nice = ::getpriority(PRIO_PROCESS, 0);
     if (errno != 0) nice = 0;
@@ -91,7 +92,6 @@ Result<std::optional<ns::Joined>> start_served(const std::string& dir, const std
     }
     long mask_bytes = ::syscall(SYS_sched_getaffinity, 0, sizeof req.cpus, req.cpus);
     req.cpus_bytes = mask_bytes > 0 ? uint32_t(mask_bytes) : 0;
-    if (sizeof req + strings.size() > DSEC_EXEC_MAX_BYTES || cmd.argv.empty()) return std::nullopt;
     // Until the init has answered that it started the command, nothing has started: any
     // failure up to there leaves it to the join.
     auto a = address_of(dir, name);
@@ -142,7 +142,8 @@ Result<std::optional<ns::Joined>> start_served(const std::string& dir, const std
     if (n == 0 || (n < 0 && errno == ECONNRESET) || (n == ssize_t(sizeof started) && started.err != 0))
         return std::nullopt;
     if (n != ssize_t(sizeof started) || !pidfd)
-        return fail(make_error(Code::io, "the sandbox's init answered an exec with no command (" + std::to_string(n) + " bytes, errno " + std::to_string(n < 0 ? errno : 0) + ", err " + std::to_string(started.err) + ", pidfd " + std::to_string(pidfd.get()) + ")", dir));
+        return fail(n < 0 ? sys_error("recvmsg", dir + "/" + name)
+                          : make_error(Code::io, "the sandbox's init answered an exec with neither a command nor a refusal", dir));
     // 0 when it has already ended (and been reaped): nothing left to signal.
     int pid = std::max(0, pid_of(pidfd.get()));
     return std::optional<ns::Joined>(ns::Joined{pid, std::move(pidfd), std::move(s)});
