@@ -48,7 +48,7 @@ bool make_chain(const std::string& dir, int depth) {
 }
 
 // Writes a file in place (atomic_write's rename would be refused in an append-only directory).
-void put(const std::string& path, const std::string& text) {
+void put_in_place(const std::string& path, const std::string& text) {
     Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
     REQUIRE(fd);
     REQUIRE(fs::write_all(fd.get(), text, path));
@@ -99,15 +99,15 @@ TEST_CASE("remove_tree: a wide tree with deep branches, symlinks out of it left 
     std::string outside = make_temp("/tmp");
     REQUIRE(!dir.empty());
     REQUIRE(!outside.empty());
-    put(outside + "/keep", "kept");
+    put_in_place(outside + "/keep", "kept");
     REQUIRE(fs::mkdir_p(outside + "/kdir"));
-    put(outside + "/kdir/f", "kept too");
+    put_in_place(outside + "/kdir/f", "kept too");
     std::string tree = dir + "/t";
     for (int i = 0; i < 5; i++) {
         std::string branch = tree + "/b" + std::to_string(i);
         REQUIRE(fs::mkdir_p(branch));
         REQUIRE(make_chain(branch, 40 + i));
-        put(branch + "/file", "x");
+        put_in_place(branch + "/file", "x");
         REQUIRE(::symlink((outside + "/keep").c_str(), (branch + "/to-file").c_str()) == 0);
         REQUIRE(::symlink((outside + "/kdir").c_str(), (branch + "/to-dir").c_str()) == 0);
         REQUIRE(::symlink("/", (branch + "/to-root").c_str()) == 0);
@@ -145,22 +145,22 @@ TEST_CASE("remove_tree: immutable and append-only files and directories") {
         return;
     }
     // dir itself is append-only already.
-    put(dir + "/immutable", "i");
-    put(dir + "/append", "a");
+    put_in_place(dir + "/immutable", "i");
+    put_in_place(dir + "/append", "a");
     REQUIRE(fs::mkdir_p(dir + "/idir/sub"));
-    put(dir + "/idir/f", "f");
-    put(dir + "/idir/sub/g", "g");
+    put_in_place(dir + "/idir/f", "f");
+    put_in_place(dir + "/idir/sub/g", "g");
     REQUIRE(fs::mkdir_p(dir + "/adir"));
-    put(dir + "/adir/h", "h");
+    put_in_place(dir + "/adir/h", "h");
     REQUIRE(fs::mkdir_p(dir + "/ro"));
-    put(dir + "/ro/x", "x");
+    put_in_place(dir + "/ro/x", "x");
     REQUIRE(::mkfifo((dir + "/adir/fifo").c_str(), 0600) == 0);
     // A chain deep enough to be moved up, flagged at every level: the rename meets the
     // flags too, whatever the depth where it happens.
     REQUIRE(make_chain(dir + "/adir", 40));
     std::string deep = dir + "/adir";
     for (int i = 0; i < 40; i++) deep += "/d";
-    put(deep + "/deep", "deep");
+    put_in_place(deep + "/deep", "deep");
     REQUIRE(set_flags(deep + "/deep", FS_IMMUTABLE_FL));
     for (int i = 0; i < 40; i++, deep.resize(deep.size() - 2))
         REQUIRE(set_flags(deep, i % 2 ? FS_APPEND_FL : FS_IMMUTABLE_FL));
@@ -191,7 +191,7 @@ TEST_CASE("remove_tree: never crosses into a mount, bind mounts of the same file
     std::string outside = make_temp("/tmp");
     REQUIRE(!dir.empty());
     REQUIRE(!outside.empty());
-    put(outside + "/keep", "kept");
+    put_in_place(outside + "/keep", "kept");
     REQUIRE(make_chain(dir, 25));
     std::string deep = dir;
     for (int i = 0; i < 25; i++) deep += "/d";

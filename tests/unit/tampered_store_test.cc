@@ -107,7 +107,7 @@ TEST_CASE("image checks: symlink, size, header, and the digest once per file") {
     struct stat st;
     REQUIRE(::stat(image.c_str(), &st) == 0);
     l.size = uint64_t(st.st_size);
-    Paths paths{tmp->path(), tmp->path() + "/run", ""};
+    dsec::Paths paths{tmp->path(), tmp->path() + "/run", ""};
 
     REQUIRE(mount::open_checked_image(paths, store, l, true));
     // The whole-image hash is recorded with the file's identity.

@@ -12,8 +12,6 @@
 namespace dsec::copy {
 
 namespace {
-Error bad(const std::string& why, const std::string& path) { return make_error(Code::bad_input, why, path); }
-
 struct timespec time_of(const Entry& e) { return {time_t(e.mtime), e.mtime_ns}; }
 
 std::string first_component(const std::string& path) { return path.substr(0, path.find('/')); }
@@ -49,7 +47,7 @@ Status DiskWriter::add(const Entry& e) {
     // anything else (a symlink included) is unlinked, not opened.
     if (unsigned old = layer::SafeTree::type_at(*dirfd, leaf); old) {
         if (old == S_IFDIR) {
-            if (e.kind != Kind::dir) return fail(bad("a directory is in the way (a copy never replaces one)", e.path));
+            if (e.kind != Kind::dir) return fail(bad_input("a directory is in the way (a copy never replaces one)", e.path));
             dirs_.push_back(e);
             return {};
         }
@@ -88,7 +86,7 @@ Status DiskWriter::create(const Entry& e, int dirfd, const std::string& leaf) {
             // The guard let only files of this same stream through as targets.
             auto tdir = tree_.open_existing(layer::parent_of(e.target));
             if (!tdir) return fail(tdir.error());
-            if (!*tdir) return fail(bad("hard link target is gone: \"" + e.target + "\"", e.path));
+            if (!*tdir) return fail(bad_input("hard link target is gone: \"" + e.target + "\"", e.path));
             std::string tleaf(layer::leaf_of(e.target));
             if (::linkat(tdir->get(), tleaf.c_str(), dirfd, leaf.c_str(), 0) < 0) return fail(sys_error("link", where));
             made_.push_back(e.path);
@@ -115,7 +113,7 @@ Status DiskWriter::commit() {
         if (!parent) return fail(parent.error());
         std::string leaf(layer::leaf_of(it->path));
         Fd d(*parent ? ::openat(parent->get(), leaf.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1);
-        if (!d) return fail(bad("the directory changed while it was copied into", tree_.root() + "/" + it->path));
+        if (!d) return fail(bad_input("the directory changed while it was copied into", tree_.root() + "/" + it->path));
         if (auto r = set_meta(d.get(), *it); !r) return r;
     }
     dirs_.clear();

@@ -8,8 +8,6 @@
 namespace dsec::copy {
 
 namespace {
-Error bad(const std::string& why, const std::string& path) { return make_error(Code::bad_input, why, path); }
-
 constexpr struct {
     unsigned bit;
     const char* name;
@@ -104,7 +102,7 @@ Status Guard::skip(const std::string& raw_path, const std::string& what) {
 }
 
 Status Guard::add(const Entry& in) {
-    if (file_left_) return fail(bad("an entry starts before the previous file's data ended", file_path_));
+    if (file_left_) return fail(bad_input("an entry starts before the previous file's data ended", file_path_));
     auto path = clean(in.path);
     if (!path) return fail(path.error());
     if (path->empty()) return {};  // "./": the destination itself, left as it is
@@ -128,14 +126,14 @@ Status Guard::add(const Entry& in) {
                 return fail(too_large("bytes", limits_.max_bytes, "--max-bytes", e.path));
             break;
         case Kind::symlink:
-            if (e.target.empty()) return fail(bad("symlink without a target", e.path));
-            if (e.target.size() >= layer::kMaxPath) return fail(bad("symlink target longer than 4095 bytes", e.path));
+            if (e.target.empty()) return fail(bad_input("symlink without a target", e.path));
+            if (e.target.size() >= layer::kMaxPath) return fail(bad_input("symlink target longer than 4095 bytes", e.path));
             break;
         case Kind::hardlink: {
             auto target = clean(e.target);
             if (!target) return fail(std::move(target.error()).context("hard link " + e.path));
             if (!files_.count(*target))
-                return fail(bad("hard link to \"" + e.target + "\", which is not a file this copy wrote", e.path));
+                return fail(bad_input("hard link to \"" + e.target + "\", which is not a file this copy wrote", e.path));
             e.target = *target;
             e.size = 0;
             break;
@@ -154,13 +152,13 @@ Status Guard::add(const Entry& in) {
 }
 
 Status Guard::data(const char* bytes, size_t n) {
-    if (n > file_left_) return fail(bad("more data than the file's size", file_path_));
+    if (n > file_left_) return fail(bad_input("more data than the file's size", file_path_));
     file_left_ -= n;
     return next_.data(bytes, n);
 }
 
 Status Guard::end_file() {
-    if (file_left_) return fail(bad("the file's data ended early", file_path_));
+    if (file_left_) return fail(bad_input("the file's data ended early", file_path_));
     return next_.end_file();
 }
 

@@ -18,8 +18,6 @@ constexpr size_t kBlock = size_t(1) << 16;
 using ArchivePtr = std::unique_ptr<struct archive, int (*)(struct archive*)>;
 using EntryPtr = std::unique_ptr<struct archive_entry, void (*)(struct archive_entry*)>;
 
-Error bad(const std::string& why, const std::string& path) { return make_error(Code::bad_input, why, path); }
-
 // The read side of libarchive: our own callback, so that a failed read keeps its errno
 // apart from a malformed archive.
 struct In {
@@ -42,7 +40,7 @@ la_ssize_t read_cb(struct archive*, void* p, const void** out) {
 Error read_failure(struct archive* a, const In& in, const std::string& name) {
     if (in.err) return errno_error(in.err, "read", name);
     const char* msg = archive_error_string(a);
-    return bad(std::string("not a readable tar stream: ") + (msg ? msg : "broken or truncated"), name);
+    return bad_input(std::string("not a readable tar stream: ") + (msg ? msg : "broken or truncated"), name);
 }
 
 // The entry libarchive read, as a copy Entry; false (with `skip` set) for what copies
@@ -50,7 +48,7 @@ Error read_failure(struct archive* a, const In& in, const std::string& name) {
 Result<bool> to_entry(struct archive_entry* ae, Entry& e, const char*& skip) {
     const char* raw = archive_entry_pathname(ae);
     if (!raw) raw = archive_entry_pathname_utf8(ae);
-    if (!raw) return fail(bad("an entry without a usable path", ""));
+    if (!raw) return fail(bad_input("an entry without a usable path", ""));
     e.path = raw;
     unsigned type = archive_entry_filetype(ae);
     if (const char* link = archive_entry_hardlink(ae)) {
@@ -59,7 +57,7 @@ Result<bool> to_entry(struct archive_entry* ae, Entry& e, const char*& skip) {
     } else if (type == AE_IFREG) {
         e.kind = Kind::file;
         int64_t size = archive_entry_size_is_set(ae) ? archive_entry_size(ae) : 0;
-        if (size < 0) return fail(bad("negative file size", e.path));
+        if (size < 0) return fail(bad_input("negative file size", e.path));
         e.size = uint64_t(size);
     } else if (type == AE_IFDIR) {
         e.kind = Kind::dir;
@@ -74,7 +72,7 @@ Result<bool> to_entry(struct archive_entry* ae, Entry& e, const char*& skip) {
     // uid_t -1 would mean "leave the owner alone" to chown: not a real owner.
     int64_t uid = archive_entry_uid(ae), gid = archive_entry_gid(ae);
     if (uid < 0 || gid < 0 || uid >= 0xffffffffLL || gid >= 0xffffffffLL)
-        return fail(bad("owner out of range (" + std::to_string(uid) + ":" + std::to_string(gid) + ")", e.path));
+        return fail(bad_input("owner out of range (" + std::to_string(uid) + ":" + std::to_string(gid) + ")", e.path));
     e.uid = uint32_t(uid);
     e.gid = uint32_t(gid);
     e.mode = archive_entry_perm(ae) & 07777;
@@ -156,7 +154,7 @@ TarWriter::~TarWriter() {
 Error TarWriter::failure(const std::string& path) const {
     if (out_.err) return errno_error(out_.err, "write", name_);
     const char* msg = a_ ? archive_error_string(a_) : nullptr;
-    return bad(std::string("cannot write the tar entry: ") + (msg ? msg : "libarchive failed"), path);
+    return bad_input(std::string("cannot write the tar entry: ") + (msg ? msg : "libarchive failed"), path);
 }
 
 Status TarWriter::add(const Entry& e) {

@@ -36,7 +36,7 @@ Error bad(const std::string& where, const std::string& what) {
 }
 
 // Refuses keys outside `known`: a typo ("arg" for "args") must not drop a condition.
-Status only_keys(const json& j, std::initializer_list<std::string_view> known, const std::string& where) {
+Status only_profile_keys(const json& j, std::initializer_list<std::string_view> known, const std::string& where) {
     if (!j.is_object()) return fail(bad(where, "not an object"));
     for (const auto& [key, _] : j.items()) {
         bool ok = false;
@@ -74,7 +74,7 @@ Result<int> errno_named(const std::string& name, const std::string& where) {
 }
 
 Result<ArgMatch> parse_arg(const json& j, const std::string& where) {
-    if (auto k = only_keys(j, {"index", "op", "value", "mask", "values"}, where); !k) return fail(k.error());
+    if (auto k = only_profile_keys(j, {"index", "op", "value", "mask", "values"}, where); !k) return fail(k.error());
     ArgMatch arg;
     auto index = number(j, "index", where);
     if (!index) return fail(index.error());
@@ -127,7 +127,7 @@ Status parse_syscalls(const json& j, Rule& rule, const std::string& where) {
 }
 
 Result<Rule> parse_rule(const json& j, const std::string& where, Action default_action) {
-    if (auto k = only_keys(j, {"syscalls", "args", "action", "errno", "reason"}, where); !k) return fail(k.error());
+    if (auto k = only_profile_keys(j, {"syscalls", "args", "action", "errno", "reason"}, where); !k) return fail(k.error());
     Rule rule;
     if (auto s = parse_syscalls(j, rule, where); !s) return fail(s.error());
     auto action = action_named(j, "action", where);
@@ -171,7 +171,7 @@ std::string_view default_seccomp_profile() { return detail::kDefaultSeccompJson;
 Result<Profile> parse_seccomp_profile(std::string_view json_text) {
     json j = json::parse(json_text, nullptr, false);
     if (j.is_discarded()) return fail(bad("top level", "not valid JSON"));
-    if (auto k = only_keys(j, {"about", "default", "bad_arch", "rules"}, "top level"); !k) return fail(k.error());
+    if (auto k = only_profile_keys(j, {"about", "default", "bad_arch", "rules"}, "top level"); !k) return fail(k.error());
     Profile profile;
     auto def = action_named(j, "default", "\"default\"");
     if (!def) return fail(def.error());

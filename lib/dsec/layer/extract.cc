@@ -35,8 +35,6 @@ Status mark_opaque(int fd, const std::string& path) {
     return {};
 }
 
-Error bad(const std::string& why, const std::string& path) { return make_error(Code::bad_input, why, path); }
-
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 // A read buffer no larger than the input when the input is a file: a small archive
@@ -105,18 +103,18 @@ private:
 Error Extractor::archive_failure(const std::string& what) {
     if (reader_.err) return errno_error(reader_.err, "read", in_.name);
     const char* msg = archive_error_string(a_.get());
-    return bad(what + ": " + (msg ? msg : "unreadable archive"), in_.name);
+    return bad_input(what + ": " + (msg ? msg : "unreadable archive"), in_.name);
 }
 
 Status Extractor::check_growth(uint64_t more, const std::string& path) {
     uint64_t out = stats_.bytes + more;
     if (out > opts_.limits.max_bytes)
-        return fail(bad("archive expands past the size cap of " + std::to_string(opts_.limits.max_bytes) +
+        return fail(bad_input("archive expands past the size cap of " + std::to_string(opts_.limits.max_bytes) +
                             " bytes (--max-size)",
                         path));
     uint64_t read = input_before_ + reader_.total;
     if (out > ExtractLimits::kRatioFloor && out / ExtractLimits::kMaxRatio > read)
-        return fail(bad("archive expands more than " + std::to_string(ExtractLimits::kMaxRatio) +
+        return fail(bad_input("archive expands more than " + std::to_string(ExtractLimits::kMaxRatio) +
                             " times its compressed size: refusing a decompression bomb",
                         path));
     return {};
@@ -136,9 +134,9 @@ Status Extractor::run() {
         if (r == ARCHIVE_EOF) break;
         if (r < ARCHIVE_WARN) return fail(archive_failure("broken or truncated archive"));
         const char* raw = archive_entry_pathname(e);
-        if (!raw) return fail(bad("entry without a path", in_.name));
+        if (!raw) return fail(bad_input("entry without a path", in_.name));
         if (++stats_.entries > opts_.limits.max_entries)
-            return fail(bad("more than " + std::to_string(opts_.limits.max_entries) + " entries", in_.name));
+            return fail(bad_input("more than " + std::to_string(opts_.limits.max_entries) + " entries", in_.name));
         auto path = clean_path(raw);
         if (!path) return fail(std::move(path.error()).context("in " + in_.name));
         if (auto s = entry(e, *path); !s) return fail(std::move(s.error()).context("entry \"" + *path + "\""));
@@ -151,7 +149,7 @@ Status Extractor::entry(struct archive_entry* e, const std::string& path) {
     if (path.empty()) {
         // "./": the tree's root itself; only its owner and mode matter.
         if (archive_entry_filetype(e) != AE_IFDIR || archive_entry_hardlink(e))
-            return fail(bad("the archive's root entry is not a directory", in_.name));
+            return fail(bad_input("the archive's root entry is not a directory", in_.name));
         return set_meta(e, path, -1, {}, tree_.root_fd());
     }
     std::string leaf(leaf_of(path));
@@ -178,8 +176,8 @@ Status Extractor::entry(struct archive_entry* e, const std::string& path) {
             return set_meta(e, path, *dirfd, leaf, -1);
         case AE_IFLNK: {
             const char* target = archive_entry_symlink(e);
-            if (!target || !*target) return fail(bad("symlink without a target", path));
-            if (std::strlen(target) >= kMaxPath) return fail(bad("symlink target longer than 4095 bytes", path));
+            if (!target || !*target) return fail(bad_input("symlink without a target", path));
+            if (std::strlen(target) >= kMaxPath) return fail(bad_input("symlink target longer than 4095 bytes", path));
             // The target is kept as is: it is only ever resolved inside a sandbox's root.
             if (::symlinkat(target, *dirfd, leaf.c_str()) < 0) return fail(sys_error("symlink", path));
             return set_meta(e, path, *dirfd, leaf, -1);
@@ -187,16 +185,16 @@ Status Extractor::entry(struct archive_entry* e, const std::string& path) {
         case AE_IFCHR:
             // A 0/0 character device is an overlayfs whiteout, not a device: kept (and,
             // when squashing, applied).
-            if (archive_entry_rdev(e) != 0) return fail(bad("device nodes are refused", path));
+            if (archive_entry_rdev(e) != 0) return fail(bad_input("device nodes are refused", path));
             if (opts_.squash) return {};
             if (::mknodat(*dirfd, leaf.c_str(), S_IFCHR | 0600, makedev(0, 0)) < 0)
                 return fail(sys_error("mknod", path));
             return set_meta(e, path, *dirfd, leaf, -1);
-        case AE_IFBLK: return fail(bad("device nodes are refused", path));
+        case AE_IFBLK: return fail(bad_input("device nodes are refused", path));
         case AE_IFIFO:
             if (::mkfifoat(*dirfd, leaf.c_str(), 0600) < 0) return fail(sys_error("mkfifo", path));
             return set_meta(e, path, *dirfd, leaf, -1);
-        default: return fail(bad("unsupported entry type (socket or unknown)", path));
+        default: return fail(bad_input("unsupported entry type (socket or unknown)", path));
     }
 }
 
@@ -215,7 +213,7 @@ Status Extractor::whiteout(struct archive_entry* e, const std::string& path) {
     }
     if (starts_with(leaf, ".wh..wh.")) return {};  // aufs bookkeeping, meaningless here
     std::string name = leaf.substr(4);
-    if (name.empty() || name == "." || name == "..") return fail(bad("malformed whiteout", path));
+    if (name.empty() || name == "." || name == "..") return fail(bad_input("malformed whiteout", path));
     std::string target = dir.empty() ? name : dir + "/" + name;
     if (written_.count(target)) return {};  // the same layer's own file stays
     if (opts_.squash) {
@@ -239,14 +237,14 @@ Status Extractor::whiteout(struct archive_entry* e, const std::string& path) {
 Status Extractor::hardlink(struct archive_entry* e, const std::string& path, int dirfd, const std::string& leaf) {
     auto target = clean_path(archive_entry_hardlink(e));
     if (!target) return fail(target.error());
-    if (target->empty()) return fail(bad("hard link to the tree's root", path));
+    if (target->empty()) return fail(bad_input("hard link to the tree's root", path));
     auto tdir = tree_.open_existing(parent_of(*target));
     if (!tdir) return fail(tdir.error());
     std::string tleaf(leaf_of(*target));
     if (!*tdir || SafeTree::type_at(tdir->get(), tleaf) == 0)
-        return fail(bad("hard link to an entry not (yet) in the archive: \"" + *target + "\"", path));
+        return fail(bad_input("hard link to an entry not (yet) in the archive: \"" + *target + "\"", path));
     if (::linkat(tdir->get(), tleaf.c_str(), dirfd, leaf.c_str(), 0) < 0) {
-        if (errno == EPERM) return fail(bad("hard link to a directory", path));
+        if (errno == EPERM) return fail(bad_input("hard link to a directory", path));
         return fail(sys_error("link", path));
     }
     return {};
@@ -254,7 +252,7 @@ Status Extractor::hardlink(struct archive_entry* e, const std::string& path, int
 
 Status Extractor::regular(struct archive_entry* e, const std::string& path, int dirfd, const std::string& leaf) {
     int64_t size = archive_entry_size_is_set(e) ? archive_entry_size(e) : 0;
-    if (size < 0) return fail(bad("negative file size", path));
+    if (size < 0) return fail(bad_input("negative file size", path));
     if (auto r = check_growth(uint64_t(size), path); !r) return r;
     Fd fd(::openat(dirfd, leaf.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!fd) return fail(sys_error("create", path));
@@ -266,7 +264,7 @@ Status Extractor::regular(struct archive_entry* e, const std::string& path, int 
         int r = archive_read_data_block(a_.get(), &buf, &len, &off);
         if (r == ARCHIVE_EOF) break;
         if (r < ARCHIVE_WARN) return fail(archive_failure("broken or truncated archive"));
-        if (off < 0 || uint64_t(off) + len > uint64_t(size)) return fail(bad("data past the file's declared size", path));
+        if (off < 0 || uint64_t(off) + len > uint64_t(size)) return fail(bad_input("data past the file's declared size", path));
         const char* p = static_cast<const char*>(buf);
         while (len > 0) {
             ssize_t n = ::pwrite(fd.get(), p, len, off);

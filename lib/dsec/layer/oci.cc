@@ -17,8 +17,6 @@ namespace {
 // Manifests and configs are small; anything bigger is not one.
 constexpr size_t kMaxJson = size_t(4) << 20;
 
-Error bad(const std::string& why, const std::string& where) { return make_error(Code::bad_input, why, where); }
-
 Result<json> read_json(int dirfd, const std::string& path, const std::string& where) {
     auto fd = open_beneath(dirfd, path, where);
     if (!fd) return fail(fd.error());
@@ -30,10 +28,10 @@ Result<json> read_json(int dirfd, const std::string& path, const std::string& wh
         if (n < 0) return fail(sys_error("read", where + "/" + path));
         if (n == 0) break;
         text.append(buf, size_t(n));
-        if (text.size() > kMaxJson) return fail(bad(path + " is larger than a manifest can be", where));
+        if (text.size() > kMaxJson) return fail(bad_input(path + " is larger than a manifest can be", where));
     }
     json j = json::parse(text, nullptr, false);
-    if (j.is_discarded()) return fail(bad(path + " is not valid JSON", where));
+    if (j.is_discarded()) return fail(bad_input(path + " is not valid JSON", where));
     return j;
 }
 
@@ -56,7 +54,7 @@ std::vector<std::string> strings(const json& j, const char* key) {
 Result<ImageConfig> read_config(int dirfd, const std::string& path, const std::string& where) {
     auto j = read_json(dirfd, path, where);
     if (!j) return fail(j.error());
-    if (!j->is_object()) return fail(bad(path + " is not an image config", where));
+    if (!j->is_object()) return fail(bad_input(path + " is not an image config", where));
     auto it = j->find("config");
     if (it == j->end() || it->is_null()) return ImageConfig{};
     return parse_image_config(*it);
@@ -79,7 +77,7 @@ Result<ImageManifest> read_oci(int dirfd, const std::string& where, const std::s
             continue;
         }
         if (!m->is_object() || !m->contains("layers") || !(*m)["layers"].is_array() || !m->contains("config"))
-            return fail(bad(*path + " is not an image manifest", where));
+            return fail(bad_input(*path + " is not an image manifest", where));
         ImageManifest out;
         out.kind = "oci";
         auto cfg_path = blob_path(text((*m)["config"], "digest"));
@@ -101,12 +99,12 @@ Result<ImageManifest> read_docker(int dirfd, const std::string& where) {
     auto manifest = read_json(dirfd, "manifest.json", where);
     if (!manifest) return fail(manifest.error());
     if (!manifest->is_array() || manifest->empty() || !(*manifest)[0].is_object())
-        return fail(bad("manifest.json lists no image", where));
+        return fail(bad_input("manifest.json lists no image", where));
     const json& m = (*manifest)[0];
     ImageManifest out;
     out.kind = "docker";
     std::string cfg_path = text(m, "Config");
-    if (cfg_path.empty()) return fail(bad("manifest.json has no Config", where));
+    if (cfg_path.empty()) return fail(bad_input("manifest.json has no Config", where));
     auto cfg = read_config(dirfd, cfg_path, where);
     if (!cfg) return fail(cfg.error());
     out.config = *cfg;
@@ -123,16 +121,16 @@ Result<ImageManifest> read_docker(int dirfd, const std::string& where) {
 Result<std::string> blob_path(const std::string& digest) {
     if (digest.rfind("sha256:", 0) != 0 || digest.size() != 7 + 64 ||
         digest.find_first_not_of("0123456789abcdef", 7) != std::string::npos)
-        return fail(bad("unsupported or malformed blob digest \"" + digest + "\"", {}));
+        return fail(bad_input("unsupported or malformed blob digest \"" + digest + "\"", {}));
     return "blobs/sha256/" + digest.substr(7);
 }
 
 Result<json> pick_manifest(const json& index, const std::string& platform) {
     auto it = index.find("manifests");
     if (!index.is_object() || it == index.end() || !it->is_array() || it->empty())
-        return fail(bad("image index lists no manifest", {}));
+        return fail(bad_input("image index lists no manifest", {}));
     if (platform.empty()) {
-        if (!(*it)[0].is_object()) return fail(bad("image index lists a manifest that is not an object", {}));
+        if (!(*it)[0].is_object()) return fail(bad_input("image index lists a manifest that is not an object", {}));
         return (*it)[0];
     }
     for (auto& d : *it) {
@@ -148,7 +146,7 @@ Result<json> pick_manifest(const json& index, const std::string& platform) {
 }
 
 Result<ImageConfig> parse_image_config(const json& c) {
-    if (!c.is_object()) return fail(bad("image config is not an object", {}));
+    if (!c.is_object()) return fail(bad_input("image config is not an object", {}));
     ImageConfig out;
     out.env = strings(c, "Env");
     out.entrypoint = strings(c, "Entrypoint");
@@ -160,13 +158,13 @@ Result<ImageConfig> parse_image_config(const json& c) {
 
 Result<Fd> open_beneath(int dirfd, const std::string& path, const std::string& where) {
     auto clean = clean_path(path);
-    if (!clean || clean->empty()) return fail(bad("image refers to a path outside itself: \"" + path + "\"", where));
+    if (!clean || clean->empty()) return fail(bad_input("image refers to a path outside itself: \"" + path + "\"", where));
     struct open_how how = {};
     how.flags = O_RDONLY | O_CLOEXEC;
     how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
     long fd = ::syscall(SYS_openat2, dirfd, clean->c_str(), &how, sizeof how);
     if (fd >= 0) return Fd(int(fd));
-    if (errno == EXDEV || errno == ELOOP) return fail(bad("\"" + path + "\" leads outside the image", where));
+    if (errno == EXDEV || errno == ELOOP) return fail(bad_input("\"" + path + "\" leads outside the image", where));
     if (errno == ENOENT) return fail(make_error(Code::not_found, "image has no \"" + path + "\"", where));
     return fail(sys_error("open", where + "/" + path));
 }
@@ -178,7 +176,7 @@ Result<ImageManifest> read_image_manifest(int dirfd, const std::string& where, c
     // unless a platform is asked for.
     if (docker && (platform.empty() || !oci)) return read_docker(dirfd, where);
     if (oci) return read_oci(dirfd, where, platform);
-    return fail(bad("neither an OCI image layout (index.json) nor a docker save archive (manifest.json)", where));
+    return fail(bad_input("neither an OCI image layout (index.json) nor a docker save archive (manifest.json)", where));
 }
 
 }  // namespace dsec::layer

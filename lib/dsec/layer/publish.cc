@@ -14,7 +14,7 @@ namespace dsec::layer {
 
 namespace {
 
-constexpr size_t kChunk = size_t(1) << 20;
+constexpr size_t kCopyChunk = size_t(1) << 20;
 
 // Copies `src` to a new file `dst`, fsyncs it and returns the sha256 of what was copied.
 Result<std::string> copy_hashed(const std::string& src, const std::string& dst) {
@@ -23,7 +23,7 @@ Result<std::string> copy_hashed(const std::string& src, const std::string& dst) 
     Fd out(::open(dst.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444));
     if (!out) return fail(sys_error("create", dst));
     Sha256 sha;
-    std::vector<char> buf(kChunk);
+    std::vector<char> buf(kCopyChunk);
     for (;;) {
         if (interrupted()) return fail(interrupted_error());
         ssize_t n = ::read(in.get(), buf.data(), buf.size());

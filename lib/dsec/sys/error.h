@@ -104,6 +104,10 @@ Error sys_error(std::string op, std::string path = {});
 Error errno_error(int err, std::string op, std::string path = {});
 /// An Error without an errno: code plus message.
 Error make_error(Code code, std::string message, std::string path = {});
+/// Input refused as malformed or hostile (an archive entry, a manifest): Code::bad_input.
+inline Error bad_input(std::string why, std::string where = {}) {
+    return make_error(Code::bad_input, std::move(why), std::move(where));
+}
 
 /// std::unexpected shorthand so a function can `return fail(sys_error(...))`.
 inline std::unexpected<Error> fail(Error e) { return std::unexpected<Error>(std::move(e)); }
