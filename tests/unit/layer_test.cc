@@ -54,6 +54,21 @@ TEST_CASE("layer metadata with a bad digest is refused") {
     CHECK(!layer::Layer::from_json({{"name", "x"}}));
 }
 
+TEST_CASE("layer metadata whose size or file count is not a whole number is refused") {
+    const std::string digest = "sha256:" + std::string(64, 'a');
+    for (const auto& [key, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+             {"size", 4.09611e+48}, {"size", 1.5}, {"files", -1}, {"files", "12"}}) {
+        auto bad = layer::Layer::from_json({{"digest", digest}, {key, value}});
+        REQUIRE(!bad);
+        CHECK(bad.error().code == Code::bad_input);
+        CHECK(bad.error().field == key);
+    }
+    auto good = layer::Layer::from_json({{"digest", digest}, {"size", 4096}, {"files", 3}});
+    REQUIRE(good);
+    CHECK(good->size == 4096);
+    CHECK(good->files == 3);
+}
+
 TEST_CASE("EROFS images: the same tree gives the same bytes, and files keep their mtimes") {
     char tmpl[] = "/tmp/dsec-unit-erofs.XXXXXX";
     REQUIRE(::mkdtemp(tmpl));
@@ -81,4 +96,11 @@ TEST_CASE("EROFS images: the same tree gives the same bytes, and files keep thei
     CHECK(!layer::pin_build_time(tree + "/a.py"));  // not an image: refused, untouched
     CHECK(*fs::read_file(tree + "/a.py") == "print(1)\n");
     std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("rfc3339 formats UTC seconds, with no time zone involved") {
+    CHECK(layer::rfc3339(0) == "1970-01-01T00:00:00Z");
+    CHECK(layer::rfc3339(1796431606) == "2026-12-05T00:46:46Z");
+    CHECK(layer::rfc3339(951825599) == "2000-02-29T11:59:59Z");
+    CHECK(layer::now_rfc3339().size() == 20);
 }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <ctime>
 
 #include "dsec/sys/sha256.h"
@@ -32,8 +33,11 @@ std::string rfc3339(int64_t unix_seconds) {
     std::time_t t = std::time_t(unix_seconds);
     std::tm tm;
     gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    // Not strftime: glibc's reads the host's time zone file (tzset) even for UTC fields,
+    // a file open and four syscalls in every process that logs (one per exec).
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                  tm.tm_hour, tm.tm_min, tm.tm_sec);
     return buf;
 }
 
@@ -72,6 +76,16 @@ Result<Layer> Layer::from_json(const json& j) {
         l.digest = j.at("digest").get<std::string>();
         l.name = j.value("name", "");
         l.labels = j.value("labels", std::map<std::string, std::string>{});
+        // Whole numbers only: nlohmann's get<uint64_t>() would cast a float such as 4e48,
+        // which is undefined out of range (found by the fuzzer).
+        auto whole = [](const json& v) {
+            return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
+        };
+        for (const char* key : {"size", "files"})
+            if (j.contains(key) && !whole(j[key]))
+                return fail(make_error(Code::bad_input, std::string("invalid layer metadata: \"") + key +
+                                                            "\" is not a whole number")
+                                .in_field(key));
         l.size = j.value("size", uint64_t(0));
         l.files = j.value("files", uint64_t(0));
         l.compression = j.value("compression", "");
