@@ -50,6 +50,8 @@ for mode in plain disk; do
         [ "$(awk '{print $3}' "/proc/$spid/stat")" = T ] || fail "$mode/$round: the sandbox reached its standby"
         dsec-run exec box -- sleep 1000 &
         sleeper=$!
+        # Running, not only asked for: until its execve, the init's child for it is a dsec-init too.
+        for _ in $(seq 100); do dsec-run exec box -- sh -c 'ps -o comm | grep -qx sleep' && break; sleep 0.02; done
         # Hostile view: the standby is nowhere the sandbox can see or name.
         [ "$(dsec-run exec box -- ps -o pid,comm | grep -c dsec-init)" = 1 ] || fail "$mode/$round: sandbox sees two inits"
         [ ! -e "$(jq -r .standby.upper <<<"$st")/work" ] || fail "$mode/$round: a write reached the standby's upper"
