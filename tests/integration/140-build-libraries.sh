@@ -1,0 +1,28 @@
+#!/bin/bash
+# What each program loads at start (docs/ARCHITECTURE.md, CMakeLists.txt): dsec-init is
+# static; dsec-run is a static PIE where the archives were found (it says so); the
+# programs that never call libarchive, libseccomp or libbpf do not load them. A program
+# that loaded libarchive would also load libxml2 and ICU at every start (about 1.5 ms),
+# as dsec-mount did when the core library was compiled in batches.
+set -euo pipefail
+bin=${DSEC_BIN:-$(cd "$(dirname "$0")/../../build" && pwd)}
+needed() { readelf -d "$bin/$1" | sed -nE 's/.*\(NEEDED\).*\[(lib[a-z0-9_+-]+)\.so.*/\1/p' | sort | tr '\n' ' '; }
+interp() { readelf -l "$bin/$1" | grep -c 'Requesting program interpreter' || true; }
+problems=0
+problem() { echo "FAIL: $*" >&2; problems=$((problems + 1)); }
+
+static() { [ "$(needed "$1")" = "" ] && [ "$(interp "$1")" = 0 ]; }
+
+static dsec-init || problem "dsec-init is not static: $(needed dsec-init)"
+if grep -qx 'DSEC_RUN_LINKS_STATIC_PIE:INTERNAL=ON' "$bin/CMakeCache.txt"; then
+    static dsec-run || problem "dsec-run is not a static PIE: $(needed dsec-run)"
+fi
+for tool in dsec-mount dsec-layer; do
+    for lib in libseccomp libbpf; do
+        [[ " $(needed $tool)" != *" $lib "* ]] || problem "$tool loads $lib, which it never calls"
+    done
+done
+[[ " $(needed dsec-mount)" != *" libarchive "* ]] || problem "dsec-mount loads libarchive, which it never calls"
+# The check reads what it should: a program that calls libarchive is seen to load it.
+[[ " $(needed dsec-layer)" == *" libarchive "* ]] || problem "dsec-layer does not load libarchive (is readelf's output read right?)"
+[ "$problems" = 0 ]
