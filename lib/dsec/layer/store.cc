@@ -33,8 +33,8 @@ std::string rfc3339(int64_t unix_seconds) {
     std::time_t t = std::time_t(unix_seconds);
     std::tm tm;
     gmtime_r(&t, &tm);
-    // Not strftime: glibc's reads the host's time zone file (tzset) even for UTC fields,
-    // a file open and four syscalls in every process that logs (one per exec).
+    // Not strftime: glibc's calls tzset, which opens and reads /etc/localtime (seven system
+    // calls) in every process that logs, once per exec, even for UTC fields.
     char buf[64];
     std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                   tm.tm_hour, tm.tm_min, tm.tm_sec);
