@@ -12,6 +12,16 @@ using namespace dsec;
 namespace {
 // A FILE* over a string, for feeding a Reader.
 std::FILE* input(const char* text) { return ::fmemopen(const_cast<char*>(text), std::strlen(text), "r"); }
+
+// The error a Reader gives for `text` as its first line (which must be refused).
+Error first_refused(const char* text) {
+    std::FILE* in = input(text);
+    jsonl::Reader reader(in);
+    auto bad = reader.next();
+    std::fclose(in);
+    REQUIRE(!bad);
+    return bad.error();
+}
 }  // namespace
 
 TEST_CASE("reader yields objects, skips blank lines, ends with nullopt") {
@@ -43,24 +53,15 @@ TEST_CASE("a malformed line is an error naming its line number") {
 }
 
 TEST_CASE("a JSON value that is not an object is refused") {
-    std::FILE* in = input("[1,2,3]\n");
-    jsonl::Reader reader(in);
-    auto bad = reader.next();
-    REQUIRE(!bad);
-    CHECK(bad.error().message.find("bare id") == std::string::npos);
-    std::fclose(in);
+    CHECK(first_refused("[1,2,3]\n").message.find("bare id") == std::string::npos);
 }
 
 TEST_CASE("a bare id on stdin is refused with a hint: ids go as arguments") {
     // dsec-run ls -q | dsec-run destroy
-    std::FILE* in = input("0add9a69bd03\n");
-    jsonl::Reader reader(in);
-    auto bad = reader.next();
-    REQUIRE(!bad);
-    CHECK(bad.error().code == Code::bad_input);
-    CHECK(bad.error().message.find("\"0add9a69bd03\" looks like a bare id or name") != std::string::npos);
-    CHECK(bad.error().message.find("xargs") != std::string::npos);
-    std::fclose(in);
+    Error bad = first_refused("0add9a69bd03\n");
+    CHECK(bad.code == Code::bad_input);
+    CHECK(bad.message.find("\"0add9a69bd03\" looks like a bare id or name") != std::string::npos);
+    CHECK(bad.message.find("xargs") != std::string::npos);
 }
 
 TEST_CASE("an upstream error record is passed through unchanged and remembered") {
