@@ -77,9 +77,17 @@ done
 
 # Other ABIs: the process is killed (SIGSYS), not merely refused.
 expect sc SIGSYS x32
-expect sc SIGSYS int80
 expect_not un SIGSYS x32
-expect_not un SIGSYS int80
+# Some hosts make no i386 system calls at all (int $0x80 faults, SIGSEGV, even without a
+# filter, as in some virtual machines): there it cannot get through either way.
+int80_un=$(result_of "$(probe_checked un int80)")
+if [ "$int80_un" = SIGSEGV ]; then
+    echo "note: int \$0x80 faults on this host even without seccomp: no i386 system calls to kill" >&2
+    expect sc SIGSEGV int80
+else
+    [ "$int80_un" != SIGSYS ] || fail "un: int80: must not give SIGSYS"
+    expect sc SIGSYS int80
+fi
 
 # Raw and packet sockets: even with CAP_NET_RAW added, the profile refuses them (with any
 # flags in the type); only without it does the capability let them through.

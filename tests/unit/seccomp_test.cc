@@ -344,17 +344,29 @@ TEST_CASE("seccomp: everyday calls still work under the filter") {
 }
 
 #if defined(__x86_64__)
+// getpid through the i386 entry.
+static long int80_getpid() {
+    long r = 20;  // getpid in the i386 table
+    asm volatile("int $0x80" : "+a"(r) : : "memory");
+    return r;
+}
+
 TEST_CASE("seccomp: the x32 and i386 ABIs kill the process") {
     int status = status_under_filter(default_bpf(), [] { return ::syscall(0x40000000 | SYS_getpid); });
     REQUIRE(WIFSIGNALED(status));
     CHECK(WTERMSIG(status) == SIGSYS);
-    status = status_under_filter(default_bpf(), [] {
-        long r = 20;  // getpid in the i386 table
-        asm volatile("int $0x80" : "+a"(r) : : "memory");
-        return r;
-    });
+    // Some hosts make no i386 system calls at all: int $0x80 faults even without a filter
+    // (seen in a virtual machine), and then it cannot get through either way.
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) ::_exit(int80_getpid() > 0 ? 0 : 1);
+    int plain = 0;
+    REQUIRE(::waitpid(pid, &plain, 0) == pid);
+    bool i386_calls = !(WIFSIGNALED(plain) && WTERMSIG(plain) == SIGSEGV);
+    if (!i386_calls) MESSAGE("int $0x80 faults on this host even without a filter");
+    status = status_under_filter(default_bpf(), int80_getpid);
     REQUIRE(WIFSIGNALED(status));
-    CHECK(WTERMSIG(status) == SIGSYS);
+    CHECK(WTERMSIG(status) == (i386_calls ? SIGSYS : SIGSEGV));
 }
 #endif
 
