@@ -2,11 +2,14 @@
 #include <cstring>
 
 #include "dsec/cli/subcommands.h"
+#include "dsec/ns/spawn.h"
 #include "commands.h"
 
 using namespace dsec;
 
 int main(int argc, char** argv) {
+    // An init run in a copy of us (one-shot sandboxes) hides our command line from inside.
+    ns::remember_command_line(argc, argv);
     CLI::App app("dsec-run: create isolated sandboxes from mounted layers, run commands in them, destroy them",
                  "dsec-run");
     app.footer(cli::example(

@@ -49,6 +49,8 @@ void add_run(CLI::App& app, Context& ctx) {
             // made and removed on the host's disk (each removal a discard where the disk
             // asks for them) and no sync of that whole filesystem when the overlay goes.
             bool memory_upper = !o->keep && !o->upper_on_disk;
+            // Nor does its init: it runs in a copy of us, without starting dsec-init (ns/init.h).
+            copts->init_in_process = !o->keep;
             if (memory_upper && copts->disk == 0) copts->disk = sandbox::default_memory_upper_size();
             auto rootfs = rootfs_from_layers(ctx, o->create.layers, id, o->create.verify, !memory_upper);
             if (!rootfs) return fail(rootfs.error());

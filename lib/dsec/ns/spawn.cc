@@ -16,12 +16,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 
 #include "dsec/mount/overlay.h"
 #include "dsec/ns/bind_stage.h"
 #include "dsec/ns/confinement.h"
 #include "dsec/ns/idrange.h"
+#include "dsec/ns/init.h"
 #include "dsec/ns/root_template.h"
 #include "dsec/sys/fs.h"
 
@@ -35,6 +37,10 @@ static_assert(kInitFirstLowerFd + int(mount::kMaxLowers) < kHighFd);
 // SCM_RIGHTS carries at most 253 descriptors per message.
 constexpr size_t kFdsPerMessage = 250;
 
+// The program's argument strings (remember_command_line): one block, NUL-separated.
+char* g_args = nullptr;
+size_t g_args_len = 0;
+
 // What the child works with: everything prepared before clone3, so it never allocates.
 struct Child {
     const InitSpec* spec;
@@ -42,9 +48,11 @@ struct Child {
     int exec_listen;  // -1: none
     int exe;  // dsec-init, opened by the parent (copied from the template), else -1
     const char* exe_path;
+    bool in_process;  // no execve: the init's code runs here (init.h)
     int* received;  // room for 1 + lowers descriptors
     size_t count;
     char* const* argv;
+    int argc;
     const int* keep;  // sorted: every other inherited descriptor is closed first thing
     size_t keep_count;
 };
@@ -78,6 +86,24 @@ void receive_mounts(const Child& c) {
     }
 }
 
+// The init without an execve (init.h): what the execve of dsec-init would have done to
+// this copy of dsec-run, then the init's code. Our descriptors beyond its own are closed
+// (none has close-on-exec to do it), our signal handlers go back to their defaults (what
+// we ignore stays ignored, as across an execve), and the name and command line that every
+// process inside can read are dsec-init's. Our memory is not readable from inside: the
+// init makes itself undumpable first thing, and only a ptracer with CAP_SYS_PTRACE over
+// the host's user namespace (where this memory was made) could read it.
+[[noreturn]] void become_init(const Child& c, int first_unused) {
+    ::syscall(SYS_close_range, unsigned(first_unused), ~0U, 0U);
+    for (int sig : {SIGINT, SIGTERM, SIGWINCH}) ::signal(sig, SIG_DFL);
+    ::prctl(PR_SET_NAME, "dsec-init", 0, 0, 0);
+    if (g_args) {
+        std::memset(g_args, 0, g_args_len);
+        std::memcpy(g_args, "dsec-init", std::min(g_args_len - 1, sizeof "dsec-init" - 1));
+    }
+    ::_exit(dsec_init_main(c.argc, const_cast<char**>(c.argv)));
+}
+
 [[noreturn]] void run_child(const Child& c) {
     const InitSpec& spec = *c.spec;
     // In particular the host's end of our socket and those of other sandboxes being made
@@ -92,7 +118,7 @@ void receive_mounts(const Child& c) {
     // mounts: its mount goes with the host's tree at the pivot, and its path with it.
     // Copied from the template, there is no host path here: the parent opened it.
     int exe = c.exe;
-    if (exe < 0) {
+    if (exe < 0 && !c.in_process) {
         int low_exe = ::open(c.exe_path, O_PATH | O_CLOEXEC);
         if (low_exe < 0) child_fail(c, "open", "dsec-init");
         exe = ::fcntl(low_exe, F_DUPFD_CLOEXEC, kHighFd);
@@ -128,6 +154,7 @@ void receive_mounts(const Child& c) {
         if (::dup2(c.received[i], kInitUpperFd + int(i)) < 0) child_fail(c, "dup2");
     int after = kInitUpperFd + int(c.count);
     if (c.exec_listen >= 0 && ::dup2(c.exec_listen, after++) < 0) child_fail(c, "dup2");
+    if (c.in_process) become_init(c, after);
     // Everything else goes at execve (the executable's own descriptor is still needed).
     ::syscall(SYS_close_range, unsigned(after), ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
     char* envp[] = {nullptr};
@@ -237,6 +264,18 @@ Status send_mounts(const InitSpec& spec, int pid, int sock) {
 Fd high(int fd) { return Fd(fd < 0 ? -1 : ::fcntl(fd, F_DUPFD_CLOEXEC, kHighFd)); }
 }  // namespace
 
+void remember_command_line(int argc, char** argv) {
+    // The kernel lays them out one after the other; anything else is left alone.
+    for (int i = 0; i + 1 < argc; i++)
+        if (!argv[i] || argv[i + 1] != argv[i] + std::strlen(argv[i]) + 1) return;
+    if (argc < 1 || !argv[0]) return;
+    char* last = argv[argc - 1];
+    g_args = argv[0];
+    g_args_len = size_t(last + std::strlen(last) + 1 - argv[0]);
+}
+
+bool init_in_process_possible() { return g_args != nullptr && g_args_len > sizeof "dsec-init"; }
+
 int sandbox_namespaces() { return CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS; }
 
 Result<Started> start_init(const InitSpec& spec) {
@@ -248,9 +287,12 @@ Result<Started> start_init(const InitSpec& spec) {
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
     Fd conf_r(p[0]), conf_w(p[1]);
     // The record fits in an empty pipe: written now, read by the init when it is ready.
-    if (auto r = fs::write_all(conf_w.get(), std::string_view(reinterpret_cast<const char*>(spec.confinement),
-                                                              sizeof *spec.confinement));
-        !r)
+    // Only the part in use: the seccomp program's room beyond its size stays behind.
+    const dsec_confinement& conf = *spec.confinement;
+    if (conf.seccomp_bytes > sizeof conf.seccomp)
+        return fail(make_error(Code::bad_input, "start_init: seccomp program larger than its room"));
+    size_t used = offsetof(dsec_confinement, seccomp) + conf.seccomp_bytes;
+    if (auto r = fs::write_all(conf_w.get(), std::string_view(reinterpret_cast<const char*>(&conf), used)); !r)
         return fail(r.error());
     conf_w.reset();
     int sv[2];
@@ -263,15 +305,17 @@ Result<Started> start_init(const InitSpec& spec) {
     Fd h_listen;
     if (spec.exec_listen >= 0 && !(h_listen = high(spec.exec_listen)))
         return fail(sys_error("fcntl", "F_DUPFD_CLOEXEC"));
+    // In process only where the command line can be hidden (init_in_process_possible).
+    bool in_process = spec.in_process && init_in_process_possible();
     Fd h_exe;
-    if (spec.root_template >= 0) {
+    if (spec.root_template >= 0 && !in_process) {
         Fd exe(::open(spec.exe_path.c_str(), O_PATH | O_CLOEXEC));
         if (!exe) return fail(sys_error("open", spec.exe_path));
         h_exe = high(exe.get());
     }
     // EINVAL: the descriptor limit (ulimit -n) is at or below kHighFd, which is running
     // out of descriptors as much as EMFILE is, and says so.
-    if (!h_status || !h_conf || !h_sock || !h_null || (spec.root_template >= 0 && !h_exe))
+    if (!h_status || !h_conf || !h_sock || !h_null || (spec.root_template >= 0 && !in_process && !h_exe))
         return fail(errno == EINVAL ? errno_error(EMFILE, "fcntl", "F_DUPFD_CLOEXEC " + std::to_string(kHighFd))
                                     : sys_error("fcntl", "F_DUPFD_CLOEXEC"));
     status_w.reset();
@@ -286,9 +330,10 @@ Result<Started> start_init(const InitSpec& spec) {
     if (h_exe) keep.push_back(h_exe.get());
     if (h_listen) keep.push_back(h_listen.get());
     std::sort(keep.begin(), keep.end());
-    Child child{&spec, h_status.get(), h_conf.get(), h_sock.get(), h_null.get(), h_listen ? h_listen.get() : -1,
-                h_exe ? h_exe.get() : -1,
-                spec.exe_path.c_str(), received.data(), received.size(), argv.data(), keep.data(), keep.size()};
+    Child child{&spec,        h_status.get(),  h_conf.get(), h_sock.get(),        h_null.get(),
+                h_listen ? h_listen.get() : -1,  h_exe ? h_exe.get() : -1,         spec.exe_path.c_str(),
+                in_process,   received.data(), received.size(), argv.data(),   int(spec.argv.size()),
+                keep.data(),  keep.size()};
 
     int pidfd = -1;
     struct clone_args args;

@@ -37,7 +37,18 @@ struct InitSpec {
     std::vector<int> join_fds;        // cgroup.procs files (v1) the child writes "0" into
     std::vector<int> binds;           // detached mounts, in the init's start directory as b0.. (bind_stage.h)
     int exec_listen = -1;             // a listening socket the init serves execs on (confine.h), after the layers
+    bool in_process = false;          // run the init's code in the child, no execve of exe_path (init.h);
+                                      // only where init_in_process_possible()
 };
+
+/// Remembers the program's argument strings (main's argc and argv), which the init of a
+/// one-shot sandbox, a copy of this process, overwrites with "dsec-init": /proc/1/cmdline
+/// is readable by every process inside, and a command line may hold host paths.
+void remember_command_line(int argc, char** argv);
+/// Whether an init may run in a copy of this process (InitSpec::in_process): once the
+/// command line is known. (The init's code takes no lock, no malloc and no stdio stream
+/// but snprintf's own, so other threads of ours holding one at the copy do not matter.)
+bool init_in_process_possible();
 
 /// A running init: host pid and a pidfd for it.
 struct Started {
@@ -47,7 +58,7 @@ struct Started {
 
 /// Clones the init, maps its ids, hands it its mounts and waits until it reports ready
 /// (or fails). Safe to call from several threads at once: the child only makes raw
-/// syscalls before execve. Errors: the failing step inside the init (op, path, errno),
+/// syscalls before execve (or, in process, before the init's code, which takes no lock). Errors: the failing step inside the init (op, path, errno),
 /// the failing clone/map/idmap step on the host.
 Result<Started> start_init(const InitSpec& spec);
 

@@ -96,7 +96,8 @@ Result<State> build(const Paths& paths, const mount::Rootfs& rootfs, const Creat
     }
     if (auto r = cg.create(limits); !r) return fail(r.error());
     StartSpec spec{id, o.hostname.empty() ? id.substr(0, 63) : o.hostname, o.init_program, sec, ids, o.disk,
-                   o.tmp_size, o.cpu_class, o.binds, {paths.root, paths.run, o.layer_store}};
+                   o.tmp_size, o.cpu_class, o.binds, {paths.root, paths.run, o.layer_store}, {},
+                   o.init_in_process};
     auto init = start(paths, rootfs, spec, cg);
     if (!init) return fail(init.error());
     // The policy's mounts, before anything runs inside (the state still says "creating").

@@ -46,6 +46,8 @@ struct CreateOptions {
     CpuClass cpu_class = CpuClass::latency;
     std::vector<Bind> binds;            // --bind (bind.h)
     std::string layer_store;            // the store's directory, which no bind may reach
+    bool init_in_process = false;       // a one-shot sandbox: its init is a copy of this process,
+                                        // not dsec-init (ns/init.h), where that is possible
 };
 
 /// Creates one sandbox from a mounted rootfs and returns its state record. The state is

@@ -50,8 +50,14 @@ Result<ns::Started> start(const Paths& paths, const mount::Rootfs& rootfs, const
     std::string root = paths.root_mount(s.id);
     // Searchable by root of the sandbox, which starts in it; empty, and above it all is closed.
     if (::mkdir(root.c_str(), 0755) < 0 && errno != EEXIST) return fail(sys_error("mkdir", root));
-    auto exe = stage_init(paths.run, s.init_program);
-    if (!exe) return fail(exe.error());
+    // A one-shot sandbox's init is a copy of us: nothing to stage or execute.
+    bool in_process = s.init_in_process && ns::init_in_process_possible();
+    std::string exe;
+    if (!in_process) {
+        auto staged = stage_init(paths.run, s.init_program);
+        if (!staged) return fail(staged.error());
+        exe = *staged;
+    }
 
     auto fds = open_cgroup_fds(cg);
     if (!fds) return fail(fds.error());
@@ -69,7 +75,8 @@ Result<ns::Started> start(const Paths& paths, const mount::Rootfs& rootfs, const
         spec.binds.push_back(tree->get());
         binds.push_back(std::move(*tree));
     }
-    spec.exe_path = *exe;
+    spec.exe_path = exe;
+    spec.in_process = in_process;
     // With its own user namespace the init starts from the run directory's template mount
     // namespace and only chroots into its root (ns/root_template.h). A host that cannot
     // make the template (an odd kernel or mount table) gets the pivot_root start, which

@@ -30,6 +30,7 @@ struct StartSpec {
     std::vector<std::string> bind_forbidden;  // host directories a bind source may not overlap
     std::string exec_socket;                  // in the state directory, where the init serves execs
                                               // (served.h); empty: Paths::exec_socket_name()
+    bool init_in_process = false;             // no dsec-init to execute (CreateOptions::init_in_process)
 };
 
 /// Starts the init over `rootfs` (with --disk, on a fresh tmpfs upper) straight into

@@ -1,0 +1,780 @@
+/* The init: pid 1 of a sandbox (dsec-init, tools/init/dsec-init.c, and one-shot sandboxes'
+ * inits, which run it in a copy of dsec-run: init.h).
+ *
+ * Started by dsec-run in a fresh user namespace (root inside is an unprivileged host id)
+ * and fresh mount, pid, net, ipc, uts and cgroup namespaces, in an empty host directory
+ * (its cwd), with
+ *   fd 3      the status pipe: one dsec_report (confine.h), err 0 once the sandbox is ready
+ *   fd 4      a pipe holding the dsec_confinement the init applies to itself when ready
+ *   fd 5      a mount (idmapped clone) holding the sandbox's upper/ and work/ (kept open)
+ *   fd 6..    the layers' mounts (idmapped clones), top first
+ *   fd 6+N    after the N layers: the listening socket of exec served here (confine.h), if
+ *             it is one
+ *   argv      dsec-init HOSTNAME LAYERS SCRATCH_BYTES USERXATTR ROOT [BIND_DST...]   (no host path)
+ *             ROOT: "pivot" when the mount namespace is a copy of the host's (pivot_root into the
+ *             new root, the host's tree detached), "chroot" when it is a copy of the run
+ *             directory's template (ns/root_template.h: nothing of the host's outside)
+ *   cwd       b0, b1, ...: the sandbox's binds, one per BIND_DST (sandbox/bind.h), when any
+ * It mounts the overlay over the cwd (the mount lives only in this namespace), builds
+ * /dev, /proc and /tmp (one tmpfs for all of them), brings loopback up, pivots or chroots
+ * into the new root, confines itself (the sandbox's capabilities kept permitted, none
+ * effective; no_new_privs, seccomp) and then reaps zombies and, when fd 6+N is a listening
+ * socket, forks the commands dsec-run asks for (exec served, confine.h). Not dumpable, so nothing in the sandbox can read its memory,
+ * descriptors or executable. No allocations after start-up: an idle sandbox should cost
+ * the host well under a megabyte. It never returns but for a wrong start, and leaves only
+ * by _exit: in a copy of dsec-run, exit() would run dsec-run's handlers and flush its
+ * buffers a second time.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <linux/mount.h>
+#include <linux/openat2.h>
+
+#include "dsec/ns/confine.h"
+#include "dsec/ns/init.h"
+
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+
+enum { kStatusFd = 3, kConfinementFd = 4, kUpperFd = 5, kFirstLowerFd = 6 };
+
+/* Reports the failing step to dsec-run and exits; the parent turns it into an error record. */
+static void die(const char *op, const char *path) {
+    dsec_send_report(kStatusFd, errno ? errno : EIO, 0, op, path);
+    _exit(1);
+}
+
+static void mount_or_die(const char *src, const char *dst, const char *type, unsigned long flags,
+                         const char *data) {
+    if (mount(src, dst, type, flags, data) < 0) die("mount", dst);
+}
+
+static void mkdir_or_die(const char *path, mode_t mode) {
+    if (mkdir(path, mode) < 0 && errno != EEXIST) die("mkdir", path);
+}
+
+/* One tmpfs serves /dev, /dev/shm, /tmp and the empty read-only directories that mask
+ * parts of /proc, each a bind of one of its subdirectories. Every superblock costs the
+ * host more than its memory: the kernel keeps a shrinker per superblock and, in every
+ * memory cgroup, an array indexed by shrinker, so creating a sandbox gets slower as
+ * sandboxes accumulate; one tmpfs instead of seven keeps that growth small. The tmpfs
+ * is first mounted on the cwd, under where the overlay goes, and reached through
+ * `scratch` (its mount's descriptor); it disappears with the old root at a pivot, and
+ * stays, under the overlay and outside the root, after a chroot.
+ * Only descriptors and relative paths from here on: the host directories above the cwd
+ * are closed to root of this namespace. */
+static int scratch = -1;
+
+static void make_scratch(const char *size) {
+    static const struct {
+        const char *name;
+        mode_t mode;
+    } dirs[] = {{"dev", 0755}, {"shm", 01777}, {"tmp", 01777}, {"empty", 0555}};
+    int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+    if (fs < 0) die("fsopen", "tmpfs");
+    if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0755", 0) < 0 ||
+        syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", size, 0) < 0 ||
+        syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+        die("fsconfig tmpfs", size);
+    scratch = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+    if (scratch < 0) die("fsmount", "tmpfs");
+    close(fs);
+    if (move_mount(scratch, "", AT_FDCWD, ".", MOVE_MOUNT_F_EMPTY_PATH) < 0) die("move_mount", "scratch tmpfs");
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+        if (mkdirat(scratch, dirs[i].name, dirs[i].mode) < 0) die("mkdir", dirs[i].name);
+        /* mkdir honours the umask; the modes must be exact (1777 for /tmp). */
+        if (fchmodat(scratch, dirs[i].name, dirs[i].mode, 0) < 0) die("chmod", dirs[i].name);
+    }
+}
+
+/* Attaches a bind of scratch/`name` at `dst` (a directory under the new root) with the
+ * given mount attributes. */
+/* Mounts a clone of the scratch tmpfs's `name` over `dst`; with `optional`, a `dst` this
+ * kernel does not have is skipped (no access() first: one system call fewer each). */
+static void bind_scratch_at(const char *name, const char *dst, unsigned long long attrs, int optional) {
+    int fd = open_tree(scratch, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    if (fd < 0) die("open_tree", name);
+    struct mount_attr attr = {.attr_set = attrs};
+    if (attrs && mount_setattr(fd, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) die("mount_setattr", dst);
+    if (move_mount(fd, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0 && !(optional && errno == ENOENT))
+        die("move_mount", dst);
+    close(fd);
+}
+static void bind_scratch(const char *name, const char *dst, unsigned long long attrs) {
+    bind_scratch_at(name, dst, attrs, 0);
+}
+
+/* Device nodes come from the host: bind mounts of /dev/null & co. onto empty files. */
+static void make_dev(void) {
+    static const char *nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
+    static const char *links[][2] = {{"fd", "/proc/self/fd"},   {"stdin", "/proc/self/fd/0"},
+                                     {"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"},
+                                     {"ptmx", "pts/ptmx"}};
+    char src[64], dst[64];
+    mkdir_or_die("dev", 0755);
+    bind_scratch("dev", "dev", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+    for (size_t i = 0; i < sizeof nodes / sizeof *nodes; i++) {
+        snprintf(src, sizeof src, "/dev/%s", nodes[i]);
+        snprintf(dst, sizeof dst, "dev/%s", nodes[i]);
+        int fd = open(dst, O_CREAT | O_WRONLY | O_CLOEXEC, 0666);
+        if (fd < 0) die("create", dst);
+        close(fd);
+        mount_or_die(src, dst, NULL, MS_BIND, NULL);
+    }
+    for (size_t i = 0; i < sizeof links / sizeof *links; i++) {
+        snprintf(dst, sizeof dst, "dev/%s", links[i][0]);
+        if (symlink(links[i][1], dst) < 0) die("symlink", dst);
+    }
+    mkdir_or_die("dev/pts", 0755);
+    mount_or_die("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620");
+    mkdir_or_die("dev/shm", 01777);
+    bind_scratch("shm", "dev/shm", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+}
+
+/* ICMP echo sockets (SOCK_DGRAM, IPPROTO_ICMP) for every group of the sandbox (Docker
+ * does the same): ping works without raw sockets, which the seccomp profile refuses.
+ * Per network namespace; written before /proc/sys goes read-only. Best effort: a
+ * kernel without the knob keeps its default.
+ * The kernel keeps the range as two host ids and compares groups by host id, so the
+ * range written is from the group at the lowest host id of our gid map to the one at
+ * the highest: a sandbox's map (sandbox_id_map) rotates root away from the start of its
+ * host range, and "0 65535" would end below where it starts (the kernel then allows no
+ * group). The host's own map (--userns=host) gives 0 to 65535 as before. */
+static void allow_ping(void) {
+    unsigned long low = 0, high = 65535, min_out = ~0UL, max_end = 0;
+    char map[512];
+    int fd = open("proc/self/gid_map", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, map, sizeof map - 1);
+    if (fd >= 0) close(fd);
+    map[n > 0 ? n : 0] = '\0';
+    int lines = 0;
+    for (char *p = map; *p; lines++) {
+        char *end;
+        unsigned long in = strtoul(p, &end, 10), out = strtoul(end, &end, 10), count = strtoul(end, &end, 10);
+        if (end == p || count == 0) break;
+        if (out < min_out) min_out = out, low = in;
+        if (out + count > max_end) max_end = out + count, high = in + count - 1;
+        p = end + strspn(end, " \n");
+    }
+    if (lines <= 1 || low > high) low = 0, high = 65535;
+    char range[32];
+    int len = snprintf(range, sizeof range, "%lu %lu", low, high);
+    fd = open("proc/sys/net/ipv4/ping_group_range", O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    if (write(fd, range, (size_t)len) < 0) die("write", "/proc/sys/net/ipv4/ping_group_range");
+    close(fd);
+}
+
+/* A fresh proc for the new pid namespace, with the files that reveal or change the host
+ * masked (files: /dev/null over them; directories: an empty read-only directory) and the
+ * writable kernel knobs read-only. */
+static void make_proc(void) {
+    static const char *masked_files[] = {"kcore", "kallsyms", "kpagecgroup", "kpageflags", "kpagecount",
+                                         "sysrq-trigger", "timer_list", "keys", "key-users",
+                                         "latency_stats", "sched_debug", "timer_stats", "config.gz",
+                                         "kmsg", "buddyinfo", "pagetypeinfo", "zoneinfo", "vmallocinfo",
+                                         "slabinfo", "iomem", "ioports", "mtrr", "softirqs"};
+    static const char *masked_dirs[] = {"acpi", "scsi", "asound", "driver", "fs/nfsd", "tty/driver"};
+    static const char *read_only[] = {"sys", "irq", "bus", "fs", "sysvipc"};
+    char path[64];
+    mkdir_or_die("proc", 0555);
+    mount_or_die("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+    allow_ping();
+    /* Entries this kernel does not have are skipped (ENOENT from the mount itself). */
+    for (size_t i = 0; i < sizeof read_only / sizeof *read_only; i++) {
+        snprintf(path, sizeof path, "proc/%s", read_only[i]);
+        if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0) {
+            if (errno == ENOENT) continue;
+            die("mount", path);
+        }
+        mount_or_die(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+    }
+    for (size_t i = 0; i < sizeof masked_dirs / sizeof *masked_dirs; i++) {
+        snprintf(path, sizeof path, "proc/%s", masked_dirs[i]);
+        bind_scratch_at("empty", path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 1);
+    }
+    for (size_t i = 0; i < sizeof masked_files / sizeof *masked_files; i++) {
+        snprintf(path, sizeof path, "proc/%s", masked_files[i]);
+        if (mount("/dev/null", path, NULL, MS_BIND, NULL) < 0 && errno != ENOENT) die("mount", path);
+    }
+}
+
+/* On failure the kernel's own message (read from the context) names what it disliked. */
+static void fsconfig_or_die(int fs, unsigned cmd, const char *key, const char *value) {
+    if (syscall(SYS_fsconfig, fs, cmd, key, value, 0) == 0) return;
+    int err = errno;
+    char msg[192] = "";
+    ssize_t n = read(fs, msg, sizeof msg - 1);
+    msg[n > 0 ? n : 0] = 0;
+    if (n > 0 && msg[n - 1] == '\n') msg[n - 1] = 0;
+    errno = err;
+    die("fsconfig overlay", n > 0 ? msg : key ? key : "create");
+}
+
+/* Attaches the mount the host handed us on `fd` at scratch/`name`: overlayfs takes only
+ * layers that sit in our own mount namespace (they were made in one owned by the host). */
+static void attach_layer(int fd, const char *name) {
+    if (mkdirat(scratch, name, 0700) < 0) die("mkdir", name);
+    if (move_mount(fd, "", scratch, name, MOVE_MOUNT_F_EMPTY_PATH) < 0) die("move_mount", name);
+    /* The upper's stays open: with --disk its tmpfs is in no mount table once the old
+     * root goes, and dsec-run snapshot reads it through /proc/<init>/fd/5. */
+    if (fd != kUpperFd) close(fd);
+}
+
+/* The sandbox's root: an overlay of the layers with the writable upper, mounted by root
+ * of this user namespace (so, with userxattr, it keeps its metadata in user.overlay.*
+ * and files land on disk with their owners as seen inside). Layers are named through
+ * the scratch tmpfs (relative paths from it), so nothing in the mount table names a host path;
+ * their mounts go with the old root at the pivot (the overlay holds private clones). */
+static void mount_overlay(int layers, int userxattr) {
+    char name[32];
+    int fs = (int)syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
+    if (fs < 0) die("fsopen", "overlay");
+    /* Paths relative to the scratch tmpfs (a copy of the template has no /proc/self). */
+    if (fchdir(scratch) < 0) die("chdir", "scratch tmpfs");
+    for (int i = 0; i < layers; i++) {
+        snprintf(name, sizeof name, "l%d", i);
+        attach_layer(kFirstLowerFd + i, name);
+        fsconfig_or_die(fs, FSCONFIG_SET_STRING, "lowerdir+", name);
+    }
+    attach_layer(kUpperFd, "u");
+    fsconfig_or_die(fs, FSCONFIG_SET_STRING, "upperdir", "u/upper");
+    fsconfig_or_die(fs, FSCONFIG_SET_STRING, "workdir", "u/work");
+    /* See mount/overlay.h for why: nothing an agent writes may redirect into a lower. */
+    fsconfig_or_die(fs, FSCONFIG_SET_STRING, "metacopy", "off");
+    fsconfig_or_die(fs, FSCONFIG_SET_STRING, "redirect_dir", "nofollow");
+    fsconfig_or_die(fs, FSCONFIG_SET_STRING, "index", "off");
+    if (userxattr) fsconfig_or_die(fs, FSCONFIG_SET_FLAG, "userxattr", NULL);
+    /* The upper is scratch: a sandbox never outlives its init, let alone a host crash.
+     * Without syncs, neither an fsync inside nor the overlay's unmount when the sandbox
+     * goes waits for a writeback and cache flush of the whole host filesystem the upper
+     * lies on (other tenants' dirty data included). */
+    fsconfig_or_die(fs, FSCONFIG_SET_FLAG, "volatile", NULL);
+    fsconfig_or_die(fs, FSCONFIG_CMD_CREATE, NULL, NULL);
+    /* The overlay holds private clones of its layers and upper: ours go now (after a
+     * chroot they would stay in the namespace, under the root, for nothing). */
+    for (int i = 0; i < layers; i++) {
+        snprintf(name, sizeof name, "l%d", i);
+        if (umount2(name, MNT_DETACH) < 0) die("umount2", name);
+    }
+    if (umount2("u", MNT_DETACH) < 0) die("umount2", "u");
+    int mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID);
+    if (mnt < 0) die("fsmount", "overlay");
+    if (move_mount(mnt, "", scratch, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+        die("move_mount", "/");
+    if (fchdir(mnt) < 0) die("chdir", "/");
+    close(mnt);
+    close(fs);
+}
+
+/* The host's binds, b0, b1, ... in the start directory, were locked by the kernel when
+ * this namespace was copied from the one they were attached in (sandbox/bind.h): a clone
+ * keeps the lock. Cloned before anything covers them. */
+enum { kMaxBinds = 64 };
+static int binds[kMaxBinds];
+
+static void take_binds(int count) {
+    char name[16];
+    for (int i = 0; i < count; i++) {
+        snprintf(name, sizeof name, "b%d", i);
+        binds[i] = open_tree(AT_FDCWD, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+        if (binds[i] < 0) die("open_tree", name);
+    }
+}
+
+/* `name` under `dir`, as an O_PATH descriptor, never following a symlink or crossing
+ * into another mount: the image is hostile. */
+static int open_beneath(int dir, const char *name, int directory) {
+    struct open_how how = {.flags = O_PATH | O_CLOEXEC | (directory ? O_DIRECTORY : 0),
+                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
+    return (int)syscall(SYS_openat2, dir, name, &how, sizeof how);
+}
+
+/* Attaches bind `i` at `dst` (absolute and checked by dsec-run) under the new root, the
+ * cwd, one component at a time, making what is missing: directories on the way, and
+ * the last one as a directory or an empty file as the bind's root is. */
+static void attach_bind(int i, const char *dst) {
+    struct stat src, at;
+    if (fstat(binds[i], &src) < 0) die("fstat", dst);
+    int is_dir = S_ISDIR(src.st_mode);
+    int dir = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) die("open", "/");
+    char part[256];
+    for (const char *p = dst; *p;) {
+        while (*p == '/') p++;
+        size_t n = strcspn(p, "/");
+        if (n == 0) break;
+        if (n >= sizeof part) {
+            errno = ENAMETOOLONG;
+            die("bind destination", dst);
+        }
+        memcpy(part, p, n);
+        part[n] = 0;
+        p += n;
+        int last = *p == 0;
+        if (!last || is_dir) {
+            if (mkdirat(dir, part, 0755) < 0 && errno != EEXIST) die("mkdir", dst);
+        } else {
+            int f = openat(dir, part, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+            if (f >= 0) close(f);
+            else if (errno != EEXIST) die("create", dst);
+        }
+        int next = open_beneath(dir, part, !last || is_dir);
+        if (next < 0) die("bind destination (a symlink or a mount on the way)", dst);
+        close(dir);
+        dir = next;
+    }
+    if (fstat(dir, &at) < 0) die("fstat", dst);
+    if (S_ISDIR(at.st_mode) != is_dir) {
+        errno = is_dir ? ENOTDIR : EISDIR;
+        die("bind destination", dst);
+    }
+    if (move_mount(binds[i], "", dir, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+        die("move_mount", dst);
+    close(dir);
+    close(binds[i]);
+}
+
+static void loopback_up(void) {
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s < 0) die("socket", "lo");
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    strcpy(ifr.ifr_name, "lo");
+    if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0) die("SIOCGIFFLAGS", "lo");
+    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+    if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0) die("SIOCSIFFLAGS", "lo");
+    close(s);
+}
+
+/* The signals we were started ignored (what our creator ignored, such as dsec-run's
+ * SIGPIPE), which a command we fork would keep across its execve: read once from our own
+ * /proc, so that each command resets only those. All of them while unknown. */
+static unsigned long long ignored_signals = ~0ULL;
+static void note_ignored_signals(void) {
+    char status[4096];
+    int fd = open("proc/self/status", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, status, sizeof status - 1);
+    if (fd >= 0) close(fd);
+    if (n <= 0) return;
+    status[n] = '\0';
+    const char *at = strstr(status, "\nSigIgn:");
+    if (at) ignored_signals = strtoull(at + strlen("\nSigIgn:"), NULL, 16);
+}
+
+static void set_up(int argc, char **argv) {
+    const char *hostname = argv[1];
+    int chroot_only = strcmp(argv[5], "chroot") == 0;
+    int bind_count = argc - 6;
+    /* Nothing below may propagate back to the host's mount table. */
+    mount_or_die(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
+    take_binds(bind_count);
+    make_scratch(argv[3]);
+    mount_overlay(atoi(argv[2]), atoi(argv[4]));
+    make_dev();
+    make_proc();
+    note_ignored_signals();
+    mkdir_or_die("tmp", 01777);
+    bind_scratch("tmp", "tmp", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+    for (int i = 0; i < bind_count; i++) attach_bind(i, argv[6 + i]);
+    close(scratch);
+    if (sethostname(hostname, strlen(hostname)) < 0) die("sethostname", hostname);
+    loopback_up();
+    if (chroot_only) {
+        /* A copy of the template, which holds nothing of the host's: the new root moves
+         * onto the namespace's root, then we chroot into it. pivot_root would walk every
+         * thread on the host (one per idle sandbox) to move their roots; this does not.
+         * Stacked on the namespace's root, the new root has no mountpoint to climb to:
+         * ".." at it stays there, so a chroot escape (chroot into a subdirectory, then
+         * ".." from outside it) ends where it began, as after a pivot; and setns into the
+         * namespace lands on it (the kernel looks "/" up through the mounts on it). What
+         * lies beneath (the template's tmpfs, our scratch tmpfs) is reachable by no path. */
+        if (mount(".", "/", NULL, MS_MOVE, NULL) < 0) die("mount --move", "/");
+        if (chroot(".") < 0) die("chroot", "/");
+    } else {
+        /* The classic pivot: the old root ends up stacked under the new one, then goes. */
+        if (syscall(SYS_pivot_root, ".", ".") < 0) die("pivot_root", "/");
+        if (umount2(".", MNT_DETACH) < 0) die("umount2", "old root");
+    }
+    if (chdir("/") < 0) die("chdir", "/");
+    /* Our stdio was the host's /dev/null: now the sandbox's own, so /proc/1/fd holds
+     * nothing that was opened outside. */
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null < 0) die("open", "/dev/null");
+    for (int fd = 0; fd < 3; fd++)
+        if (dup2(null, fd) < 0) die("dup2", "/dev/null");
+    close(null);
+}
+
+/* The record dsec-run wrote before starting us (static: too big for the stack's taste). */
+static struct dsec_confinement confinement;
+
+/* Reads exactly `len` bytes of the record into `to`. */
+static void read_exactly(char *to, size_t len) {
+    while (len) {
+        ssize_t n = read(kConfinementFd, to, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) die("read", "confinement");
+        to += n;
+        len -= (size_t)n;
+    }
+}
+
+/* dsec-run writes the record up to the end of its seccomp program, not the room after it
+ * (33 KiB in all, nearly all of it room for the largest program): only the bytes in use
+ * are read and stored, and the pages of the rest are never touched, so each idle
+ * sandbox's init keeps about 24 KiB less. */
+static void read_confinement(void) {
+    size_t head = offsetof(struct dsec_confinement, seccomp);
+    read_exactly((char *)&confinement, head);
+    size_t used = confinement.seccomp_bytes;
+    if (used > sizeof confinement.seccomp) {
+        errno = EINVAL;
+        die("read", "confinement (seccomp program too large)");
+    }
+    read_exactly((char *)confinement.seccomp, used);
+    close(kConfinementFd);
+}
+
+/* Our limits once confined, which every command we fork starts with. */
+static struct rlimit own_limits[DSEC_EXEC_NLIMITS];
+static int own_limits_known;
+static void note_own_limits(void) {
+    for (int r = 0; r < DSEC_EXEC_NLIMITS; r++)
+        if (getrlimit(r, &own_limits[r]) < 0) return;
+    own_limits_known = 1;
+}
+
+/* Exec served by us (confine.h): a command forked from the init inherits its namespaces,
+ * cgroups, limits and confinement, so dsec-run need not join them and confine it anew. */
+enum { kMaxClients = 64 };
+static struct {
+    int fd;    /* the connection, -1: a free slot */
+    pid_t pid; /* its command, once started */
+} clients[kMaxClients];
+
+static int listening(int fd) {
+    int on = 0;
+    socklen_t len = sizeof on;
+    return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == 0 && on;
+}
+
+static void drop_client(int i) {
+    close(clients[i].fd);
+    clients[i].fd = -1;
+    clients[i].pid = 0;
+}
+
+static void reply(int i, const void *what, size_t len, int fd) {
+    struct iovec iov = {(void *)what, len};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    if (fd >= 0) {
+        msg.msg_control = control.buf;
+        msg.msg_controllen = sizeof control.buf;
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+    }
+    (void)sendmsg(clients[i].fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* What the command's child works with, laid out by the parent in the request's buffer:
+ * it runs in our memory (CLONE_VM | CLONE_VFORK) until its execve, on a stack of its own,
+ * and writes nothing of ours but errno and sh[1]. */
+struct command {
+    mode_t umask;
+    int nice;
+    const struct dsec_exec_request *req; /* the caller's limits and CPUs */
+    const char *workdir;
+    char **argv, **envp, **candidates, **sh;
+    size_t ncand;
+    int fds[DSEC_EXEC_NFDS]; /* stdin, stdout, stderr, failure pipe */
+};
+
+static int run_command(void *arg) {
+    const struct command *c = arg;
+    struct dsec_exec_failure failure = {DSEC_STAGE_CONFINE, 0};
+    setsid();
+    for (int k = 0; k < 3; k++)
+        if (dup2(c->fds[k], k) < 0) goto fail;
+    /* Nothing of ours goes with it (our upper's mount above all), only the failure pipe
+     * (close-on-exec) until the execve. */
+    if (c->fds[3] > 3) syscall(SYS_close_range, 3U, (unsigned)c->fds[3] - 1, 0U);
+    syscall(SYS_close_range, (unsigned)c->fds[3] + 1, ~0U, 0U);
+    /* As the join helper does: the OOM killer picks commands before us. */
+    int adj = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (adj >= 0) {
+        (void)!write(adj, "1000", 4);
+        close(adj);
+    }
+    umask(c->umask);
+    (void)setpriority(PRIO_PROCESS, 0, c->nice);
+    /* The caller's limits and CPUs, as a command joined from outside inherits them; the
+     * sandbox's own (core, nofile, fsize) stay ours, and no hard limit goes above ours.
+     * Ours (known since we were ready) are the child's now: only those that differ are set. */
+    for (int r = 0; r < DSEC_EXEC_NLIMITS; r++) {
+        if (r == RLIMIT_CORE || r == RLIMIT_NOFILE || r == RLIMIT_FSIZE) continue;
+        struct rlimit want = {c->req->limits[r].cur, c->req->limits[r].max};
+        if (!own_limits_known) {
+            (void)dsec_lower_rlimit(r, want);
+            continue;
+        }
+        if (want.rlim_max > own_limits[r].rlim_max) want.rlim_max = own_limits[r].rlim_max;
+        if (want.rlim_cur > want.rlim_max) want.rlim_cur = want.rlim_max;
+        if (want.rlim_cur != own_limits[r].rlim_cur || want.rlim_max != own_limits[r].rlim_max)
+            (void)setrlimit(r, &want);
+    }
+    if (c->req->cpus_bytes > 0 && c->req->cpus_bytes <= DSEC_EXEC_CPUSET_BYTES)
+        (void)syscall(SYS_sched_setaffinity, 0, (size_t)c->req->cpus_bytes, c->req->cpus);
+    failure.stage = DSEC_STAGE_CHDIR;
+    if (chdir(c->workdir) < 0) goto fail;
+    /* Every signal as a new program expects it: none blocked (we block all), none ignored
+     * (we inherited dsec-run's SIGPIPE ignored, among what our creator ignored; we handle
+     * none, and the execve resets what a copy of dsec-run still handles). */
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP && (sig > 64 || (ignored_signals >> (sig - 1) & 1)))
+            signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    failure.stage = DSEC_STAGE_EXEC;
+    errno = dsec_exec_candidates(c->candidates, c->ncand, c->argv, c->envp, c->sh);
+fail:
+    failure.err = errno;
+    (void)!write(c->fds[3], &failure, sizeof failure);
+    _exit(failure.stage == DSEC_STAGE_EXEC && failure.err == ENOENT ? 127 : 126);
+}
+
+/* The request in `buf` (checked) as the child's arguments; the pointers go in `room`,
+ * which holds 2 * (argc + envc + ncand) + 8 of them. */
+static void lay_out(char *buf, char **room, const int *fds, struct command *c) {
+    const struct dsec_exec_request *req = (const void *)buf;
+    char *at = buf + sizeof *req;
+    c->umask = (mode_t)(req->umask & 0777);
+    c->nice = req->nice;
+    c->req = req;
+    c->workdir = at;
+    at += strlen(at) + 1;
+    c->argv = room;
+    c->envp = c->argv + req->argc + 1;
+    c->candidates = c->envp + req->envc + 1;
+    char **lists[3] = {c->argv, c->envp, c->candidates};
+    uint32_t counts[3] = {req->argc, req->envc, req->ncand};
+    for (int l = 0; l < 3; l++) {
+        for (uint32_t k = 0; k < counts[l]; k++, at += strlen(at) + 1) lists[l][k] = at;
+        lists[l][counts[l]] = NULL;
+    }
+    c->ncand = req->ncand;
+    c->sh = c->candidates + req->ncand + 1;
+    c->sh[0] = "/bin/sh";
+    c->sh[1] = NULL;
+    memcpy(c->sh + 2, c->argv + 1, req->argc * sizeof(char *)); /* argv[1..] and its NULL */
+    memcpy(c->fds, fds, sizeof c->fds);
+}
+
+/* The child's stack: made per command and unmapped once it has exec'd, so that an init
+ * keeps nothing of it between commands. */
+enum { kChildStack = 64 * 1024 };
+
+/* A message on connection `i`: its command, or its end (EOF). */
+static void serve_request(int i) {
+    char *buf = mmap(NULL, DSEC_EXEC_MAX_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    struct dsec_exec_started started = {ENOMEM, 0};
+    if (buf == MAP_FAILED) {
+        reply(i, &started, sizeof started, -1);
+        drop_client(i);
+        return;
+    }
+    struct iovec iov = {buf, DSEC_EXEC_MAX_BYTES};
+    union {
+        char buf[CMSG_SPACE(DSEC_EXEC_NFDS * sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                         .msg_controllen = sizeof control.buf};
+    ssize_t n = recvmsg(clients[i].fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    int fds[DSEC_EXEC_NFDS], nfds = 0;
+    for (struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL; cm; cm = CMSG_NXTHDR(&msg, cm)) {
+        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
+        for (size_t k = 0; k < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(cm) + k * sizeof(int), sizeof fd);
+            if (nfds < DSEC_EXEC_NFDS) fds[nfds++] = fd;
+            else close(fd);
+        }
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+        munmap(buf, DSEC_EXEC_MAX_BYTES);
+        return;
+    }
+    /* One well-formed request per connection: every string ends in a NUL and there are
+     * as many as the header says. Anything else, or the end, closes it. */
+    const struct dsec_exec_request *req = (const void *)buf;
+    size_t strings = 0;
+    int ok = n >= (ssize_t)sizeof *req && !(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) && nfds == DSEC_EXEC_NFDS &&
+             clients[i].pid == 0 && req->magic == DSEC_EXEC_MAGIC && req->bytes == (size_t)n - sizeof *req &&
+             req->argc > 0 && req->bytes > 0 && buf[n - 1] == '\0';
+    for (ssize_t k = (ssize_t)sizeof *req; ok && k < n; k++) strings += buf[k] == '\0';
+    if (!ok || strings != 1 + (size_t)req->argc + req->envc + req->ncand) {
+        if (n > 0) {
+            started.err = EINVAL;
+            reply(i, &started, sizeof started, -1);
+        }
+        for (int k = 0; k < nfds; k++) close(fds[k]);
+        munmap(buf, DSEC_EXEC_MAX_BYTES);
+        drop_client(i);
+        return;
+    }
+    size_t room = (2 * ((size_t)req->argc + req->envc + req->ncand) + 8) * sizeof(char *);
+    char **ptrs = mmap(NULL, room, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *child_stack = mmap(NULL, kChildStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    int pidfd = -1;
+    pid_t pid = -1;
+    errno = ENOMEM;
+    if (ptrs != MAP_FAILED && child_stack != MAP_FAILED) {
+        struct command c;
+        lay_out(buf, ptrs, fds, &c);
+        /* Back once it has exec'd or given up: no copy of our page tables for it. */
+        pid = clone(run_command, child_stack + kChildStack, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &c,
+                    &pidfd);
+    }
+    started.err = pid < 0 ? errno : 0;
+    if (child_stack != MAP_FAILED) munmap(child_stack, kChildStack);
+    if (ptrs != MAP_FAILED) munmap(ptrs, room);
+    for (int k = 0; k < nfds; k++) close(fds[k]);
+    munmap(buf, DSEC_EXEC_MAX_BYTES);
+    if (pid < 0) {
+        reply(i, &started, sizeof started, -1);
+        drop_client(i);
+        return;
+    }
+    clients[i].pid = pid;
+    started.pid = pid;
+    reply(i, &started, sizeof started, pidfd);
+    close(pidfd);
+}
+
+/* Reaps whatever has died: a served command's status goes to its connection. */
+static void reap(void) {
+    for (;;) {
+        siginfo_t info;
+        info.si_pid = 0;
+        if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG) < 0 || info.si_pid == 0) return;
+        for (int i = 0; i < kMaxClients; i++)
+            if (clients[i].fd >= 0 && clients[i].pid == info.si_pid) {
+                struct dsec_exec_ended ended = {info.si_code, info.si_status};
+                reply(i, &ended, sizeof ended, -1);
+                drop_client(i);
+            }
+    }
+}
+
+/* Serves exec requests on `listener` and reaps; returns only if it cannot start. */
+static void serve(int listener, const sigset_t *all) {
+    int sfd = signalfd(-1, all, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sfd < 0) return;
+    for (int i = 0; i < kMaxClients; i++) clients[i].fd = -1;
+    for (;;) {
+        struct pollfd p[2 + kMaxClients];
+        int which[kMaxClients], n = 2;
+        p[0] = (struct pollfd){sfd, POLLIN, 0};
+        p[1] = (struct pollfd){listener, POLLIN, 0};
+        for (int i = 0; i < kMaxClients; i++)
+            if (clients[i].fd >= 0) {
+                which[n - 2] = i;
+                p[n++] = (struct pollfd){clients[i].fd, POLLIN, 0};
+            }
+        if (poll(p, (nfds_t)n, -1) < 0) continue;
+        if (p[0].revents) {
+            struct signalfd_siginfo si;
+            while (read(sfd, &si, sizeof si) > 0) {
+            }
+            reap();
+        }
+        for (int k = 2; k < n; k++)
+            if (p[k].revents && clients[which[k - 2]].fd >= 0) serve_request(which[k - 2]);
+        if (p[1].revents & POLLIN) {
+            int c = accept4(listener, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+            if (c < 0) continue;
+            /* Only from outside the sandbox: a process of ours would have a pid here. */
+            struct ucred peer;
+            socklen_t len = sizeof peer;
+            int slot = -1;
+            if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0 && peer.pid == 0)
+                for (int i = 0; i < kMaxClients && slot < 0; i++)
+                    if (clients[i].fd < 0) slot = i;
+            if (slot < 0) {
+                close(c);
+                continue;
+            }
+            clients[slot].fd = c;
+            clients[slot].pid = 0;
+        }
+    }
+}
+
+int dsec_init_main(int argc, char **argv) {
+    /* Before anything else: nothing in the sandbox may ptrace us or read /proc/1/{mem,fd,exe,environ}. */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    if (argc < 6 || argc > 6 + kMaxBinds || getpid() != 1 || (strcmp(argv[5], "chroot") && strcmp(argv[5], "pivot"))) {
+        fprintf(stderr, "dsec-init: started by dsec-run only (as pid 1 of a new pid namespace)\n");
+        return 2;
+    }
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, NULL);
+    read_confinement();
+    /* dsec-run started us in the (empty) directory to build the root at. */
+    set_up(argc, argv);
+    const char *op = "";
+    if (dsec_confine(&confinement, &op) < 0) die(op, "");
+    note_own_limits();
+    /* The sandbox's capabilities stay permitted, for the commands we fork to get back at
+     * their execve (as root of the sandbox); we use none ourselves. */
+    struct __user_cap_header_struct cap_header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct cap_data[2];
+    if (syscall(SYS_capget, &cap_header, cap_data) < 0) die("capget", "");
+    cap_data[0].effective = cap_data[1].effective = 0;
+    if (syscall(SYS_capset, &cap_header, cap_data) < 0) die("capset", "");
+    /* Ready: from now on we outlive the dsec-run thread that started us (cleared before
+     * the report, which lets that thread go on and end). */
+    prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+    dsec_send_report(kStatusFd, 0, 0, "ok", "");
+    close(kStatusFd);
+    int listener = kFirstLowerFd + atoi(argv[2]);
+    if (listening(listener)) serve(listener, &all);
+    /* Reap whatever dies in here: orphans of exec'd commands are reparented to us. */
+    for (;;) {
+        siginfo_t info;
+        if (sigwaitinfo(&all, &info) == SIGCHLD)
+            while (waitpid(-1, NULL, WNOHANG) > 0) {
+            }
+    }
+}

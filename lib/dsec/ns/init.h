@@ -1,0 +1,22 @@
+/* The init of a sandbox (init.c): pid 1 of its pid namespace, started by ns::start_init
+ * (spawn.h). Two ways to run it, the same code either way:
+ *  - dsec-init (tools/init/dsec-init.c), a small static program the start executes: a
+ *    sandbox that lives on holds only a few pages of the host's memory for its init;
+ *  - in a copy of dsec-run itself, with no execve (InitSpec::in_process): for a one-shot
+ *    sandbox (dsec-run run), which lives no longer than the dsec-run that made it, so its
+ *    init's size does not matter and starting a program would be the one cost.
+ */
+#pragma once
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Sets the sandbox up from its descriptors and arguments (init.c says which), reports
+ * ready, then serves and reaps until the sandbox is destroyed. Returns (2) only when not
+ * started as pid 1 with such arguments. */
+int dsec_init_main(int argc, char **argv);
+
+#ifdef __cplusplus
+}
+#endif
