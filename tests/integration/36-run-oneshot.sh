@@ -47,6 +47,17 @@ upper_dirs_while_running() {
 dsec-run run --layers base --disk 1M -- sh -c 'head -c 2000000 /dev/zero > /big' 2>/dev/null \
     && fail "--disk does not cap the in-memory upper"
 
+# Its init is a copy of dsec-run, not dsec-init executed (lib/dsec/ns/init.h), and shows
+# nothing of it inside: its name and command line are dsec-init's (not ours, which holds
+# host paths), and its memory, environment, descriptors and executable stay unreadable.
+seen=$(dsec-run --root "$DSEC_ROOT" run --layers base --env MARK=inside -- sh -c '
+    tr "\0" " " < /proc/1/cmdline; echo; cat /proc/1/comm
+    for f in environ mem maps; do head -c 1 /proc/1/$f > /dev/null 2>&1 && echo "read $f"; done
+    ls /proc/1/fd > /dev/null 2>&1 && echo "read fd"; readlink /proc/1/exe && echo "read exe"; true')
+[ "$(sed -n 1p <<<"$seen" | tr -s " ")" = "dsec-init " ] || fail "pid 1's command line: $seen"
+[ "$(sed -n 2p <<<"$seen")" = dsec-init ] || fail "pid 1's name: $seen"
+! grep -q "$DSEC_ROOT\|read " <<<"$seen" || fail "pid 1 shows dsec-run's: $seen"
+
 # --json: one result record with the captured output.
 r=$(dsec-run run --json --layers base -- sh -c 'echo out; echo err >&2; exit 3') || true
 jq -e '.type == "result" and .exit_code == 3 and .stdout == "out\n" and .stderr == "err\n" and .timed_out == false' \
