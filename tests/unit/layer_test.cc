@@ -103,4 +103,7 @@ TEST_CASE("rfc3339 formats UTC seconds, with no time zone involved") {
     CHECK(layer::rfc3339(1796431606) == "2026-12-05T00:46:46Z");
     CHECK(layer::rfc3339(951825599) == "2000-02-29T11:59:59Z");
     CHECK(layer::now_rfc3339().size() == 20);
+    CHECK(layer::rfc3339_ms(951825599123) == "2000-02-29T11:59:59.123Z");
+    CHECK(layer::rfc3339_ms(-1) == "1969-12-31T23:59:59.999Z");
+    CHECK(layer::rfc3339_ms(4102444800000, false) == "2100-01-01T00:00:00Z");
 }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 
@@ -29,16 +30,24 @@ std::string strip_prefix(const std::string& ref) {
 
 std::string now_rfc3339() { return rfc3339(int64_t(std::time(nullptr))); }
 
-std::string rfc3339(int64_t unix_seconds) {
-    std::time_t t = std::time_t(unix_seconds);
-    std::tm tm;
-    gmtime_r(&t, &tm);
-    // Not strftime: glibc's calls tzset, which opens and reads /etc/localtime (seven system
-    // calls) in every process that logs, once per exec, even for UTC fields.
+std::string rfc3339(int64_t unix_seconds) { return rfc3339_ms(unix_seconds * 1000, false); }
+
+std::string rfc3339_ms(int64_t unix_ms, bool with_ms) {
+    // The calendar by arithmetic alone (std::chrono's civil calendar): gmtime_r and
+    // strftime call glibc's tzset, which opens and reads /etc/localtime (seven system
+    // calls) in every process that logs, even for UTC fields.
+    using namespace std::chrono;
+    sys_time<milliseconds> t{milliseconds(unix_ms)};
+    auto day = floor<days>(t);
+    year_month_day date{day};
+    hh_mm_ss time{t - day};
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                  tm.tm_hour, tm.tm_min, tm.tm_sec);
-    return buf;
+    int n = std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d", int(date.year()),
+                          unsigned(date.month()), unsigned(date.day()), int(time.hours().count()),
+                          int(time.minutes().count()), int(time.seconds().count()));
+    if (with_ms && n > 0 && size_t(n) < sizeof buf)
+        std::snprintf(buf + n, sizeof buf - size_t(n), ".%03d", int(time.subseconds().count()));
+    return std::string(buf) + "Z";
 }
 
 Status check_name(const std::string& name) {

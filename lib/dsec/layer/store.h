@@ -62,6 +62,8 @@ Status check_name(const std::string& name);
 std::string now_rfc3339();
 /// The same for `unix_seconds`.
 std::string rfc3339(int64_t unix_seconds);
+/// The same from milliseconds, with them (".123") when `with_ms`.
+std::string rfc3339_ms(int64_t unix_ms, bool with_ms = true);
 
 /// A build's private staging directory, locked for as long as the build runs so that
 /// `gc` can tell a live build from the leftovers of a killed one.

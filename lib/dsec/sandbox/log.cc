@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
-#include <ctime>
+
+#include "dsec/layer/store.h"
 
 namespace dsec::sandbox {
 
@@ -14,14 +14,7 @@ namespace {
 // Now as RFC 3339 UTC with milliseconds: commands a few ms apart stay in order.
 std::string now_ms() {
     auto now = std::chrono::system_clock::now();
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
-    std::time_t secs = std::time_t(ms / 1000);
-    struct tm tm;
-    ::gmtime_r(&secs, &tm);
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, int(ms % 1000));
-    return buf;
+    return layer::rfc3339_ms(std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count());
 }
 
 // Output kept in a record: valid UTF-8 is not guaranteed, so nlohmann's dump replaces
