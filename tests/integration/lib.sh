@@ -42,6 +42,11 @@ _cleanup() {
     local rc=$?
     local i
     for ((i = ${#_cleanup_hooks[@]} - 1; i >= 0; i--)); do eval "${_cleanup_hooks[$i]}" || true; done
+    # Sandboxes a failed test left behind: their inits and cgroups would outlive it.
+    local box
+    for box in "$DSEC_RUN"/sandboxes/*; do
+        if [ -e "$box" ]; then "$DSEC_BIN/dsec-run" destroy --force "${box##*/}" > /dev/null 2>&1 || true; fi
+    done
     # Take down anything still mounted below the test's directory, deepest first.
     grep -o " ${T}[^ ]*" /proc/self/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
     rm -rf "$T"
