@@ -17,11 +17,14 @@ expect_exit 1 dsec-reclaim swap --zram 1G
 
 make_busybox_tree "$T/tree"
 # A process holding 24 MB of anonymous memory (a shell variable) until asked for its length.
+# It waits on a FIFO, using no CPU: a loop forking a sleep every second (a fork copies the
+# 24 MB's page tables) could use 1% of a CPU on a slow host, and not look idle.
 cat > "$T/tree/holder" << 'EOS'
 #!/bin/sh
 x=$(yes 0123456789abcdef | head -c 24000000)
+mkfifo /tmp/ask
 touch /tmp/ready
-while sleep 1; do [ -e /tmp/ask ] && { echo ${#x} > /tmp/len; rm /tmp/ask; }; done
+while read -r _ < /tmp/ask; do echo ${#x} > /tmp/len.new; mv /tmp/len.new /tmp/len; done
 EOS
 chmod +x "$T/tree/holder"
 dsec-layer build "$T/tree" --name base > /dev/null
@@ -53,7 +56,7 @@ first_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 st=$(dsec-reclaim status | jq -c 'select(.id == "idle1")')
 [ "$(echo "$st" | jq -r .state)" = running ] || fail "not resumed by exec: $st"
 dsec-run exec idle1 -- sh -c 'busybox md5sum -c /root/sum > /dev/null' || fail "the tmpfs file changed"
-dsec-run exec idle1 -- sh -c "kill -0 $holder && touch /tmp/ask && while [ -e /tmp/ask ]; do sleep 0.1; done"
+dsec-run exec idle1 -- sh -c "kill -0 $holder && echo > /tmp/ask && while [ ! -e /tmp/len ]; do sleep 0.1; done"
 [ "$(dsec-run exec idle1 -- cat /tmp/len)" = 24000000 ] || fail "the holder's memory came back wrong"
 
 # resume by hand, and cp, wake it as well.

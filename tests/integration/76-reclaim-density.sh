@@ -30,8 +30,9 @@ cat > "$T/tree/holder" << 'EOS'
 x=$(cat /data/same.txt)
 s=$(head -c 3 /dev/urandom | busybox od -An -tu4 | busybox tr -d ' ')
 y=$(seq $((s * 1000)) $((s * 1000 + 1300000)) | head -c 10485760)
+mkfifo /tmp/hold
 touch /tmp/ready
-while sleep 1; do :; done
+read -r _ < /tmp/hold  # until killed, with no CPU (lib.sh's make_holder says why)
 EOS
 chmod +x "$T/tree/holder"
 dsec-layer build "$T/tree" --name base > /dev/null
@@ -65,7 +66,7 @@ saved=$(dsec-reclaim ksm status | jq .saved)
 start=$(date +%s%N)
 dsec-reclaim idle --after 0s --sample 1s > "$T/idle.jsonl"
 idle_ms=$(( ($(date +%s%N) - start) / 1000000 ))
-# A sandbox whose loop woke during the CPU sample waits for the next pass, as under cron.
+# A sandbox whose CPU use was not flat over the sample waits for the next pass, as under cron.
 [ "$(wc -l < "$T/idle.jsonl")" = "$n" ] || dsec-reclaim idle --after 0s --sample 1s >> "$T/idle.jsonl"
 [ "$(wc -l < "$T/idle.jsonl")" = "$n" ] || fail "paused $(wc -l < "$T/idle.jsonl") of $n; not: $(dsec-reclaim status | jq -c 'select(.type == "sandbox" and .state != "paused")'); $(grep -v paused "$T/idle.jsonl")"
 paused=$(held)

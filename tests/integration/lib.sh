@@ -81,13 +81,16 @@ id_map() {
 }
 
 # Puts /holder in the tree at $1: it holds 24 MB of one 16-byte pattern (every page alike)
-# in a shell variable, touches /tmp/ready, and sleeps until killed.
+# in a shell variable, touches /tmp/ready, and waits until killed, on a FIFO no one opens:
+# no CPU at all (a loop forking a sleep every second copies the 24 MB's page tables each
+# time, which on a slow host is enough for the sandbox not to look idle).
 make_holder() {
     cat > "$1/holder" << 'EOS'
 #!/bin/sh
 x=$(yes 0123456789abcdef | head -c 24000000)
+mkfifo /tmp/hold
 touch /tmp/ready
-while sleep 1; do :; done
+read -r _ < /tmp/hold
 EOS
     chmod +x "$1/holder"
 }
