@@ -3,7 +3,7 @@
 # Idempotent: only missing packages are fetched.
 set -eu
 
-build="cmake g++ make pkg-config libcli11-dev nlohmann-json3-dev libarchive-dev \
+build="cmake g++ make lld pkg-config libcli11-dev nlohmann-json3-dev libarchive-dev \
 libacl1-dev libzstd-dev libseccomp-dev libbpf-dev libssl-dev doctest-dev erofs-utils"
 run="busybox-static jq zstd xz-utils bzip2 gzip attr tar util-linux iproute2 nftables fuse3 libfuse3-dev"
 bench="bubblewrap runc gnuplot-nox bpftool clang"
