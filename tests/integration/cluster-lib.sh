@@ -26,19 +26,26 @@ ip link set lo up
 ip addr add "$CLUSTER_ADDR/32" dev lo
 mount -t tmpfs -o mode=0755 cluster-run /run
 
-# Kills what is left in this network namespace: TERM, then KILL a second later.
+# Kills what is left in this network namespace: TERM, then KILL what is left a second later.
 cluster_reap() {
-    local sig p found
+    local sig i
     for sig in TERM KILL; do
-        found=0
-        for p in /proc/[0-9]*; do
-            if [ "${p#/proc/}" != "$$" ] && [ "$p/ns/net" -ef /proc/$$/ns/net ]; then
-                kill -s "$sig" "${p#/proc/}" 2>/dev/null && found=1
-            fi
+        cluster_signal "$sig" || return 0
+        # Up to a second for them to go.
+        for i in $(seq 10); do
+            sleep 0.1
+            cluster_signal 0 || return 0
         done
-        [ "$found" = 1 ] || return 0
-        sleep 1
     done
+}
+cluster_signal() {  # SIGNAL: sends it to every process in this network namespace but the
+    local p found=1  # test itself; fails when there is none
+    for p in /proc/[0-9]*; do
+        if [ "${p#/proc/}" != "$$" ] && [ "$p/ns/net" -ef /proc/$$/ns/net ]; then
+            kill -s "$1" "${p#/proc/}" 2>/dev/null && found=0
+        fi
+    done
+    return $found
 }
 on_exit cluster_reap
 
