@@ -11,8 +11,13 @@ long_options() {
 subcommands() {
     awk '/^Subcommands:/{on=1; next} /^[A-Z][a-z]*:/{on=0} on && /^  [a-z]/{print $1}'
 }
+# Each file is read once, and matched in the shell: thousands of checks, a grep each took
+# most of this test's time.
+declare -A text
 has_word() {  # FILE WORD: WORD appears, not as part of a longer name
-    grep -qE -- "(^|[^a-z0-9-])$2([^a-z0-9-]|\$)" "$1"
+    [ -n "${text[$1]+set}" ] || text[$1]=$(< "$1")
+    local re="(^|[^a-z0-9-])$2([^a-z0-9-]|\$)"
+    [[ ${text[$1]} =~ $re ]]
 }
 
 problems=0
@@ -60,7 +65,7 @@ for bin in "$DSEC_BIN"/dsec-*; do
             has_word "$plain_man" "$opt" || complain "$tool $s: $opt in man page"
             has_word "$bash_c" "$opt" || complain "$tool $s: $opt in bash completion"
             has_word "$zsh_c" "$opt" || complain "$tool $s: $opt in zsh completion"
-            grep -qE -- "-l $name( |\$)|$opt([^a-z0-9-]|\$)" "$fish_c" || complain "$tool $s: $opt in fish completion"
+            has_word "$fish_c" "$opt" || has_word "$fish_c" "-l $name" || complain "$tool $s: $opt in fish completion"
         done
     done
 done
