@@ -23,18 +23,28 @@ esac
 sanitized='^(unit|09-fuzz-short|1[0-7]-|19-run-|5[78]-run-|2[0-5]-mount-|3[0-7]-run-|4[0-9]-run-|6[0-7]-sec-|9[0-3]-snap-)'
 unsanitized='^(31-|38-|39-|63-)'
 
+# How long each step took, at the end (where the time goes differs from host to host).
+t0=$(date +%s) steps=""
+step() { t=$(date +%s); steps="$steps  $1 $((t - t0)) s;"; t0=$t; }
+trap 'echo "dsec: test.sh took:$steps" >&2' EXIT
+
 "$src/scripts/install-deps.sh"
+step install
 status=0
 if [ $normal = 1 ]; then
     "$src/scripts/build.sh"
+    step build
     # Three at a time on 2 cores: most tests spend much of their time waiting (timers,
     # daemons, children), so the CPUs are 70% busy at two and 88% at three (453 s -> 358 s
     # here). Benchmarks, the soak and the reclaim tests run alone (RUN_SERIAL).
     (cd "$build" && ctest --output-on-failure --timeout 300 -j 3 "$@") || status=1
+    step tests
 fi
 if [ $sanitize = 1 ]; then
     "$src/scripts/build.sh" --sanitize
+    step sanitizer-build
     export UBSAN_OPTIONS=print_stacktrace=1
     (cd "$DSEC_SANITIZE_BUILD_DIR" && ctest --output-on-failure --timeout 300 -j 2 -R "$sanitized" -E "$unsanitized" "$@") || status=1
+    step sanitizer-tests
 fi
 exit $status
