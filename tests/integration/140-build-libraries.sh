@@ -3,7 +3,7 @@
 # static; dsec-run is a static PIE where the archives were found (it says so); the
 # programs that never call libarchive, libseccomp or libbpf do not load them. A program
 # that loaded libarchive would also load libxml2 and ICU at every start (about 1.5 ms),
-# as dsec-mount did when the core library was compiled in batches.
+# as dsec-mount did when the core library was compiled in batches and linked by GNU ld.
 set -euo pipefail
 bin=${DSEC_BIN:-$(cd "$(dirname "$0")/../../build" && pwd)}
 needed() { readelf -d "$bin/$1" | sed -nE 's/.*\(NEEDED\).*\[(lib[a-z0-9_+-]+)\.so.*/\1/p' | sort | tr '\n' ' '; }
@@ -23,6 +23,11 @@ for tool in dsec-mount dsec-layer; do
     done
 done
 [[ " $(needed dsec-mount)" != *" libarchive "* ]] || problem "dsec-mount loads libarchive, which it never calls"
+# Linked by lld, the core library compiled in batches: only what the kept code calls.
+if grep -qx 'DSEC_HAVE_LLD:INTERNAL=1' "$bin/CMakeCache.txt"; then
+    [[ " $(needed dsec-bench)" != *" libseccomp "* ]] || problem "dsec-bench loads libseccomp, which it never calls"
+    [[ " $(needed dsec-reclaim)" != *" libseccomp "* ]] || problem "dsec-reclaim loads libseccomp, which it never calls"
+fi
 # The check reads what it should: a program that calls libarchive is seen to load it.
 [[ " $(needed dsec-layer)" == *" libarchive "* ]] || problem "dsec-layer does not load libarchive (is readelf's output read right?)"
 [ "$problems" = 0 ]
