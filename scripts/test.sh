@@ -34,10 +34,11 @@ status=0
 if [ $normal = 1 ]; then
     "$src/scripts/build.sh"
     step build
-    # Three at a time on 2 cores: most tests spend much of their time waiting (timers,
-    # daemons, children), so the CPUs are 70% busy at two and 88% at three (453 s -> 358 s
-    # here). Benchmarks, the soak and the reclaim tests run alone (RUN_SERIAL).
-    (cd "$build" && ctest --output-on-failure --timeout 300 -j 3 "$@") || status=1
+    # Two at a time: the Debian test mostly waits; benchmarks, the soak and the reclaim
+    # tests run alone (RUN_SERIAL). Three at a time was 453 s -> 358 s here, but under
+    # that load 92-snap-faults and 78-reclaim-v1-freezer each failed once: not until
+    # they are understood.
+    (cd "$build" && ctest --output-on-failure --timeout 300 -j 2 "$@") || status=1
     step tests
 fi
 if [ $sanitize = 1 ]; then
