@@ -16,15 +16,18 @@ jq -e '.cgroup.mode == "v1"' "$DSEC_RUN/sandboxes/v1/state.json" > /dev/null || 
 dsec-run exec v1 -- sh -c 'echo kept > /root/mark; (while sleep 1; do :; done) > /dev/null 2>&1 &'
 state=/sys/fs/cgroup/freezer/$DSEC_CGROUP_PARENT/v1/freezer.state
 
-dsec-reclaim idle --after 0s --sample 1s | jq -e '.id == "v1" and .event == "paused"' > /dev/null || fail "not paused"
+out=$(dsec-reclaim idle --after 0s --sample 1s 2>&1)
+jq -e '.id == "v1" and .event == "paused"' <<< "$out" > /dev/null || fail "not paused: $out"
 [ "$(cat "$state")" = FROZEN ] || fail "freezer.state is $(cat "$state")"
 st=$(dsec-reclaim status | jq -c 'select(.id == "v1")')
 [ "$(jq -r .state <<< "$st")" = paused ] || fail "status: $st"
 [ "$(dsec-run exec v1 -- cat /root/mark)" = kept ] || fail "exec into a frozen v1 sandbox"
 [ "$(cat "$state")" = THAWED ] || fail "exec did not thaw: $(cat "$state")"
 
-dsec-reclaim idle --after 0s --sample 1s | jq -e '.id == "v1"' > /dev/null || fail "second pause"
-dsec-reclaim resume v1 | jq -e '.was_paused == true' > /dev/null || fail "resume"
+out=$(dsec-reclaim idle --after 0s --sample 1s 2>&1)
+jq -e '.id == "v1" and .event == "paused"' <<< "$out" > /dev/null || fail "second pause: $out"
+out=$(dsec-reclaim resume v1 2>&1)
+jq -e '.was_paused == true' <<< "$out" > /dev/null || fail "resume: $out"
 [ "$(cat "$state")" = THAWED ] || fail "resume did not thaw"
 dsec-reclaim idle --after 0s --sample 1s > /dev/null
 dsec-run destroy v1 | jq -e '.state == "destroyed"' > /dev/null || fail "destroy of a frozen v1 sandbox"

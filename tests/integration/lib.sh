@@ -56,6 +56,8 @@ _cleanup() {
 trap _cleanup EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# A command that ends the test through `set -e` says which, instead of a silent exit.
+trap 'echo "FAIL: ${BASH_SOURCE[0]##*/}:$LINENO: \"$BASH_COMMAND\" exited $?" >&2' ERR
 skip() { echo "SKIP: $*" >&2; exit 77; }
 
 # Asserts that a command fails with the given exit code.
