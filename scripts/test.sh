@@ -9,7 +9,7 @@
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${DSEC_BUILD_DIR:-$src/build}
-export DSEC_SANITIZE_BUILD_DIR="${DSEC_SANITIZE_BUILD_DIR:-$build-san}"
+export DSEC_SANITIZE_BUILD_DIR=${DSEC_SANITIZE_BUILD_DIR:-$build-san}
 normal=1 sanitize=1
 case "${1:-}" in
 --sanitize) normal=0; shift ;;
@@ -26,15 +26,7 @@ unsanitized='^(31-|38-|39-|63-)'
 # How long each step took, at the end (where the time goes differs from host to host).
 t0=$(date +%s) steps=""
 step() { t=$(date +%s); steps="$steps  $1 $((t - t0)) s;"; t0=$t; }
-san_build=""
-# shellcheck disable=SC2317 # (called by the trap)
-finish() {
-    # A sanitizer build still running in the background (we were interrupted) goes too.
-    [ -z "$san_build" ] || kill -- "-$san_build" 2> /dev/null || true
-    echo "dsec: test.sh took:$steps" >&2
-}
-trap finish EXIT
-trap 'exit 130' INT TERM
+trap 'echo "dsec: test.sh took:$steps" >&2' EXIT
 
 "$src/scripts/install-deps.sh"
 step install
@@ -42,14 +34,6 @@ status=0
 if [ $normal = 1 ]; then
     "$src/scripts/build.sh"
     step build
-    # The sanitizer build beside the tests, at the idle scheduling class: it only takes
-    # the CPU time they leave (about a third at -j 2, more while a test runs alone), so
-    # they run as fast as without it, and what it has built by then is time saved.
-    if [ $sanitize = 1 ]; then
-        mkdir -p "$DSEC_SANITIZE_BUILD_DIR"
-        setsid chrt --idle 0 "$src/scripts/build.sh" --sanitize > "$DSEC_SANITIZE_BUILD_DIR/build.log" 2>&1 &
-        san_build=$!
-    fi
     # Two at a time: the Debian test mostly waits; benchmarks, the soak and the reclaim
     # tests run alone (RUN_SERIAL). Three at a time was 453 s -> 358 s here, but under
     # that load 92-snap-faults and 78-reclaim-v1-freezer each failed once: not until
@@ -58,14 +42,7 @@ if [ $normal = 1 ]; then
     step tests
 fi
 if [ $sanitize = 1 ]; then
-    if [ -n "$san_build" ]; then
-        rc=0
-        wait "$san_build" || rc=$?
-        san_build=""
-        [ $rc = 0 ] || { cat "$DSEC_SANITIZE_BUILD_DIR/build.log" >&2; exit 1; }
-    else
-        "$src/scripts/build.sh" --sanitize
-    fi
+    "$src/scripts/build.sh" --sanitize
     step sanitizer-build
     export UBSAN_OPTIONS=print_stacktrace=1
     (cd "$DSEC_SANITIZE_BUILD_DIR" && ctest --output-on-failure --timeout 300 -j 2 -R "$sanitized" -E "$unsanitized" "$@") || status=1
