@@ -12,7 +12,7 @@ void add_ksm(CLI::App& app, Context& ctx) {
     cmd->add_option("ACTION", *what, "on, off or status")->check(CLI::IsMember({"on", "off", "status"}))
         ->capture_default_str();
     cmd->callback([&ctx, what] {
-        ctx.action = [&ctx, what]() -> Result<int> {
+        ctx.action = [what]() -> Result<int> {
             if (*what != "status")
                 if (auto r = reclaim::ksm_run(*what == "on"); !r) return fail(r.error());
             if (auto r = jsonl::emit(reclaim::ksm_status()); !r) return fail(r.error());

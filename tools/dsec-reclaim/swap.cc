@@ -18,7 +18,7 @@ void add_swap(CLI::App& app, Context& ctx) {
                      ->type_name("SIZE");
     cmd->add_flag("--off", o->off, "swapoff and reset /dev/zram0")->excludes(zram);
     cmd->callback([&ctx, o] {
-        ctx.action = [&ctx, o]() -> Result<int> {
+        ctx.action = [o]() -> Result<int> {
             if (o->off) {
                 // Pages in it come back into RAM first: this fails if they do not fit.
                 if (auto r = reclaim::zram_off(); !r) return fail(r.error());
