@@ -13,7 +13,9 @@ make_busybox_tree "$T/tree"
 dsec-layer build "$T/tree" --name base > /dev/null
 dsec-run create --layers base --id v1 > /dev/null
 jq -e '.cgroup.mode == "v1"' "$DSEC_RUN/sandboxes/v1/state.json" > /dev/null || fail "not created as on a v1 host"
-dsec-run exec v1 -- sh -c 'echo kept > /root/mark; (while sleep 1; do :; done) > /dev/null 2>&1 &'
+# A process to freeze that uses no CPU: blocked opening a FIFO no one writes (a loop
+# forking a sleep every second could, on a loaded host, keep the sandbox from idling).
+dsec-run exec v1 -- sh -c 'echo kept > /root/mark; mkfifo /tmp/hold; (read -r _ < /tmp/hold) > /dev/null 2>&1 &'
 state=/sys/fs/cgroup/freezer/$DSEC_CGROUP_PARENT/v1/freezer.state
 
 out=$(dsec-reclaim idle --after 0s --sample 1s 2>&1)

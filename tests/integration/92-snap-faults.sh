@@ -37,16 +37,28 @@ dirs=$(dsec-run inspect big | jq -r '.cgroup.dirs[]')
 freeze_file=$(for d in $dirs; do [ -f "$d/cgroup.freeze" ] && echo "$d/cgroup.freeze"; done | head -1)
 [ -n "$freeze_file" ] || freeze_file=$(for d in $dirs; do [ -f "$d/freezer.state" ] && echo "$d/freezer.state"; done | head -1)
 [ -n "$freeze_file" ] || skip "no cgroup freezer for the sandbox"
-frozen() { grep -qxE '1|FROZEN|FREEZING' "$freeze_file"; }
+frozen() {  # read without a fork: kill_when_frozen must act within the frozen window
+    local v
+    read -r v < "$freeze_file" || return 1
+    [[ $v == 1 || $v == FROZEN || $v == FREEZING ]]
+}
 dsec-run exec big -- sh -c 'for i in 1 2 3 4 5 6; do dd if=/dev/zero of=/big$i bs=1M count=100 2>/dev/null; done'
 
-# Killed while the sandbox is frozen: catch it frozen, kill -9.
+# Catches the snapshot (the holder) with the sandbox frozen and stops it there (SIGSTOP):
+# the frozen window lasts as long as the upper's copy, and on a loaded host what follows
+# (finding the watchdog, the kills) took longer, so the snapshot had thawed the sandbox
+# and ended before it was killed.
 kill_when_frozen() {
     dsec-run snapshot big > "$T/out" 2> "$T/err" &
     holder=$!
     for _ in $(seq 2000); do frozen && break; sleep 0.005; done
+    kill -STOP $holder
     frozen || fail "never saw the sandbox frozen during a snapshot"
 }
+# A snapshot a failure leaves stopped goes with the test.
+on_exit 'kill -9 $(jobs -p) 2> /dev/null || true'
+
+# Killed while the sandbox is frozen: kill -9.
 kill_when_frozen
 kill -9 $holder
 wait $holder 2>/dev/null || true
@@ -62,6 +74,7 @@ dsec-layer gc > /dev/null
 # SIGTERM: stops at once (exit 130), thaws, clears its mark, removes its staging.
 kill_when_frozen
 kill -TERM $holder
+kill -CONT $holder
 rc=0
 wait $holder || rc=$?
 [ "$rc" = 130 ] || fail "snapshot interrupted by SIGTERM exited $rc"

@@ -60,6 +60,30 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 trap 'echo "FAIL: ${BASH_SOURCE[0]##*/}:$LINENO: \"$BASH_COMMAND\" exited $?" >&2' ERR
 skip() { echo "SKIP: $*" >&2; exit 77; }
 
+# jq 1.6 (Debian 12's) exits 0 under -e when it reads no input at all, so
+# `producer | jq -e FILTER || fail` passed whatever FILTER said when the producer printed
+# nothing. Here, with -e (and neither -n nor -s), empty input is an error (exit 5).
+jq() {
+    local -a args=("$@")
+    local i e=0 other=0
+    for ((i = 0; i < ${#args[@]}; i++)); do
+        case ${args[i]} in
+        --arg | --argjson | --slurpfile | --rawfile) ((i += 2)) ;;
+        --indent | -L) ((i += 1)) ;;
+        --*) ;;
+        -*) [[ ${args[i]} == *e* ]] && e=1
+            [[ ${args[i]} == *[nsf]* ]] && other=1 ;;
+        *) break ;;
+        esac
+    done
+    if [ $e = 1 ] && [ $other = 0 ] && [ $i -lt ${#args[@]} ]; then
+        args[i]="[inputs] | if length == 0 then error(\"no input\") else .[] end | (${args[i]})"
+        command jq -n "${args[@]}"
+    else
+        command jq "$@"
+    fi
+}
+
 # Asserts that a command fails with the given exit code.
 expect_exit() {
     local want=$1; shift
