@@ -34,10 +34,11 @@ status=0
 if [ $normal = 1 ]; then
     "$src/scripts/build.sh"
     step build
-    # Three at a time on two cores: many tests wait (timers, the Debian test's network
-    # and python's timer-bound tests) and the CPUs were 70 % busy at -j 2; benchmarks,
-    # the soak and the reclaim tests run alone (RUN_SERIAL). 453 s -> 358 s here.
-    (cd "$build" && ctest --output-on-failure --timeout 300 -j 3 "$@") || status=1
+    # Two at a time: the Debian test mostly waits; benchmarks, the soak and the reclaim
+    # tests run alone (RUN_SERIAL). Three at a time was 453 s -> 358 s here, but under
+    # that load 92-snap-faults and 78-reclaim-v1-freezer each failed once: not until
+    # they are understood.
+    (cd "$build" && ctest --output-on-failure --timeout 300 -j 2 "$@") || status=1
     step tests
 fi
 if [ $sanitize = 1 ]; then
