@@ -240,6 +240,33 @@ TEST_CASE("seccomp: concurrent first callers agree on one whole filter") {
     CHECK(fs::list_dir(run->path() + "/seccomp")->size() == 1);  // no temporary left
 }
 
+TEST_CASE("seccomp: a writer that lost the race leaves the cached filter in place") {
+    // A sandbox links the cached file into its state directory; link(2) fails with ENOENT
+    // on an inode a rename has just taken the last name of. So a writer that finds the
+    // file made meanwhile by another must not replace it.
+    auto scratch = fs::TempDir::make("/tmp", "dsec-unit-seccomp.");
+    auto run = fs::TempDir::make("/tmp", "dsec-unit-seccomp.");
+    REQUIRE(scratch);
+    REQUIRE(run);
+    std::string profile(default_seccomp_profile());
+    auto made = cached_seccomp_filter(scratch->path(), profile);
+    REQUIRE(made);
+    std::string target = run->path() + "/seccomp/" + made->substr(made->rfind('/') + 1);
+    struct stat theirs = {}, after = {};
+    auto path = cached_seccomp_filter(run->path(), profile, [&]() -> Result<std::string> {
+        // The other writer, between our look for the file and our write of it.
+        REQUIRE(fs::mkdir_p(run->path() + "/seccomp", 0700));
+        REQUIRE(fs::atomic_write(target, default_bpf(), 0644));
+        REQUIRE(::stat(target.c_str(), &theirs) == 0);
+        return profile;
+    });
+    REQUIRE(path);
+    CHECK(*path == target);
+    REQUIRE(::stat(target.c_str(), &after) == 0);
+    CHECK(after.st_ino == theirs.st_ino);
+    CHECK(fs::list_dir(run->path() + "/seccomp")->size() == 1);  // no temporary left
+}
+
 TEST_CASE("seccomp: a damaged cached filter is refused") {
     auto run = fs::TempDir::make("/tmp", "dsec-unit-seccomp.");
     REQUIRE(run);
