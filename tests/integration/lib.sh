@@ -62,7 +62,7 @@ skip() { echo "SKIP: $*" >&2; exit 77; }
 
 # jq 1.6 (Debian 12's) exits 0 under -e when it reads no input at all, so
 # `producer | jq -e FILTER || fail` passed whatever FILTER said when the producer printed
-# nothing. Here, with -e (and neither -n nor -s), empty input is an error (exit 5).
+# nothing. Here, with -e (and none of -n, -s, -f, -R), empty input is an error (exit 5).
 jq() {
     local -a args=("$@")
     local i e=0 other=0
@@ -70,9 +70,11 @@ jq() {
         case ${args[i]} in
         --arg | --argjson | --slurpfile | --rawfile) ((i += 2)) ;;
         --indent | -L) ((i += 1)) ;;
+        --exit-status) e=1 ;;
+        --null-input | --slurp | --from-file | --raw-input) other=1 ;;
         --*) ;;
         -*) [[ ${args[i]} == *e* ]] && e=1
-            [[ ${args[i]} == *[nsf]* ]] && other=1 ;;
+            [[ ${args[i]} == *[nsfR]* ]] && other=1 ;;
         *) break ;;
         esac
     done
