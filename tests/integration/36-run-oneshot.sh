@@ -21,6 +21,20 @@ expect_exit 137 dsec-run run --layers base -- sh -c 'kill -9 $$'
 [ "$(dsec-run run --layers base --hostname box -- cat /proc/sys/kernel/hostname)" = box ] || fail "hostname"
 [ "$(dsec-run run --layers base --env GREETING=hi -- sh -c 'echo $GREETING')" = hi ] || fail "env"
 
+# The command is asked of the init while it sets itself up (lib/dsec/sandbox/exec.h,
+# send_ahead), unless the init cannot serve it: another user, or one named in the
+# image's /etc/passwd, runs as before, once the sandbox is running.
+[ "$(dsec-run run --layers base --user 1000:1001 -- sh -c 'echo $(id -u):$(id -g)')" = 1000:1001 ] ||
+    fail "another user's one-shot"
+[ "$(dsec-run run --layers base --user root -- id -u)" = 0 ] || fail "a named user's one-shot"
+# An init that fails to set itself up runs nothing of what was asked ahead, and says why.
+mkdir -p "$T/bind-src"
+out=$(dsec-run run --layers base --bind "$T/bind-src:/bin/busybox/sub" -- echo ran 2>/dev/null) &&
+    fail "a bind under a file was accepted"
+jq -e '.type == "error" and .errno_name == "ENOTDIR"' <<<"$(head -n 1 <<<"$out")" > /dev/null ||
+    fail "failed set-up: $out"
+! grep -qx ran <<<"$out" || fail "the command ran in a sandbox that failed to start"
+
 # Writes go to a throwaway upper: the next run starts clean.
 dsec-run run --layers base -- sh -c 'echo x > /root/left' || fail "write"
 dsec-run run --layers base -- cat /root/left 2>/dev/null && fail "a one-shot sandbox kept state"

@@ -54,9 +54,15 @@ void add_run(CLI::App& app, Context& ctx) {
             if (memory_upper && copts->disk == 0) copts->disk = sandbox::default_memory_upper_size();
             auto rootfs = rootfs_from_layers(ctx, o->create.layers, id, o->create.verify, !memory_upper);
             if (!rootfs) return fail(rootfs.error());
+            // The command is asked for while the init sets itself up, and starts the moment
+            // it is ready. A request that cannot go ahead goes as any exec's, after create.
+            sandbox::SentAhead ahead;
+            copts->while_starting = [&](const sandbox::State& creating) {
+                if (auto sent = sandbox::send_ahead(paths, creating, *eopts)) ahead = std::move(*sent);
+            };
             auto made = sandbox::create(paths, *rootfs, *copts);
             if (!made) return fail(made.error());
-            auto r = sandbox::exec(paths, id, *eopts);
+            auto r = sandbox::exec(paths, id, *eopts, std::move(ahead));
             if (o->keep) std::cerr << jsonl::line_of(*made) << std::endl;
             else if (auto d = sandbox::destroy(paths, id, sandbox::Missing::ok); !d) cli::report(d.error());
             if (!r) return fail(r.error());

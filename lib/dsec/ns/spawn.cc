@@ -374,6 +374,7 @@ Result<Started> start_init(const InitSpec& spec) {
     };
     if (auto r = send_mounts(spec, started.pid, sock.get()); !r) return abort(r.error());
     sock.reset();
+    if (spec.while_starting) spec.while_starting();
     if (auto r = read_report(status_r.get(), "setting up the sandbox"); !r) return abort(r.error());
     return started;
 }

@@ -3,6 +3,7 @@
 // cgroups; then the host hands it idmapped clones of its layers and of its upper.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,8 @@ struct InitSpec {
     int exec_listen = -1;             // a listening socket the init serves execs on (confine.h), after the layers
     bool in_process = false;          // run the init's code in the child, no execve of exe_path (init.h);
                                       // only where init_in_process_possible()
+    std::function<void()> while_starting;  // called once the child has its ids and mounts, while it
+                                           // sets itself up (start_init waits for its report after)
 };
 
 /// Remembers the program's argument strings (main's argc and argv), which the init of a

@@ -98,6 +98,7 @@ Result<State> build(const Paths& paths, const mount::Rootfs& rootfs, const Creat
     StartSpec spec{id, o.hostname.empty() ? id.substr(0, 63) : o.hostname, o.init_program, sec, ids, o.disk,
                    o.tmp_size, o.cpu_class, o.binds, {paths.root, paths.run, o.layer_store}, {},
                    o.init_in_process};
+    if (o.while_starting && !o.guard) spec.while_starting = [&] { o.while_starting(state); };
     auto init = start(paths, rootfs, spec, cg);
     if (!init) return fail(init.error());
     // The policy's mounts, before anything runs inside (the state still says "creating").

@@ -96,6 +96,13 @@ Result<Prepared> prepare(const State& st, const ExecOptions& o) {
     return p;
 }
 
+// Whether the init can fork the command (served.h): root's, on plain pipes (a terminal,
+// a descriptor 9 or another user need the join from outside).
+bool servable(const Io& io, const User& user) {
+    return !io.pty_sock_child && io.child_fd9 < 0 && io.child_in >= 0 && io.child_out >= 0 && io.child_err >= 0 &&
+           user.uid == 0 && user.gid == 0;
+}
+
 // Runs in the child, inside the sandbox, in our memory until its execve: only
 // async-signal-safe calls, no allocation, nothing written but `p.sh_argv[1]`.
 [[noreturn]] void child_main(Prepared& p, const Io& io, int err_fd) {
@@ -198,8 +205,7 @@ Result<Started> start(const Paths& paths, const std::string& id, const ExecOptio
     // Root's commands with plain pipes are forked by the init, which already holds the
     // sandbox's namespaces, cgroups and confinement (a terminal, a descriptor 9, another
     // user, or a sandbox whose init does not serve: joined from outside, below).
-    if (may_serve && !io.pty_sock_child && io.child_fd9 < 0 && io.child_in >= 0 && io.child_out >= 0 &&
-        io.child_err >= 0 && prepared->user.uid == 0 && prepared->user.gid == 0) {
+    if (may_serve && servable(io, prepared->user)) {
         ServedCommand cmd{prepared->workdir, o.argv, prepared->env_store, prepared->candidates};
         const int fds[4] = {io.child_in, io.child_out, io.child_err, err_w.get()};
         auto served = start_served(paths.state_dir(id), paths.exec_socket_name(), cmd, fds);
@@ -222,39 +228,108 @@ Result<Started> start(const Paths& paths, const std::string& id, const ExecOptio
     return made(std::move(*child));
 }
 
-Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOptions& o) {
-    auto io = Io::make(o);
-    if (!io) return fail(io.error());
-    auto start_time = std::chrono::steady_clock::now();
-    auto started = start(paths, id, o, *io, true);
-    if (!started) return fail(started.error());
+namespace {
+// exec()'s second half: the command started, its output relayed until it ends.
+Result<ExecResult> wait_for(const Paths& paths, const std::string& id, const ExecOptions& o, Io& io,
+                            std::chrono::steady_clock::time_point start_time, Started& started) {
     if (o.tty)
-        if (auto r = io->receive_master(); !r) {
+        if (auto r = io.receive_master(); !r) {
             ChildError ce{};
-            if (::read(started->failure.get(), &ce, sizeof ce) == ssize_t(sizeof ce))
+            if (::read(started.failure.get(), &ce, sizeof ce) == ssize_t(sizeof ce))
                 return fail(errno_error(ce.err, "open", "a terminal inside the sandbox (/dev/ptmx)"));
             return fail(r.error());
         }
-    io->close_child_ends();
+    io.close_child_ends();
 
-    const cgroup::Cgroup& cg = started->cg;
-    auto result = supervise(started->child, *io, o, [&] { kill_session(cg, started->child); });
+    const cgroup::Cgroup& cg = started.cg;
+    auto result = supervise(started.child, io, o, [&] { kill_session(cg, started.child); });
     if (!result) return fail(result.error());
     result->duration_ms = uint64_t(std::chrono::duration_cast<std::chrono::milliseconds>(
                                        std::chrono::steady_clock::now() - start_time).count());
-    if (auto note = started->failure_note(o.argv[0]); !note.empty()) result->note = note;
+    if (auto note = started.failure_note(o.argv[0]); !note.empty()) result->note = note;
     if (result->signal == SIGKILL) {
         auto now = load(paths, id);
         if (!now || now->lifecycle == Lifecycle::destroying) result->note = "sandbox destroyed during exec";
     }
     json entry = log_record(id, "exec");
     entry["argv"] = o.argv;
-    entry["cwd"] = started->workdir;
-    entry["user"] = started->user;
+    entry["cwd"] = started.workdir;
+    entry["user"] = started.user;
     add_result(entry, *result);
     // The command has run: a log that cannot be written is said, not made the result.
     if (auto r = append_log(paths, id, entry); !r && result->note.empty()) result->note = "command log: " + r.error().detail();
     return result;
+}
+}  // namespace
+
+Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOptions& o) {
+    auto io = Io::make(o);
+    if (!io) return fail(io.error());
+    auto start_time = std::chrono::steady_clock::now();
+    auto started = start(paths, id, o, *io, true);
+    if (!started) return fail(started.error());
+    return wait_for(paths, id, o, *io, start_time, *started);
+}
+
+struct SentAhead::Parts {
+    Io io;
+    Fd sock;     // the connection the request went on, which the init answers
+    Fd failure;  // read end of the child's report (Started::failure)
+    std::string workdir, user;
+};
+
+SentAhead::SentAhead() = default;
+SentAhead::SentAhead(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
+SentAhead::SentAhead(SentAhead&&) noexcept = default;
+SentAhead& SentAhead::operator=(SentAhead&&) noexcept = default;
+SentAhead::~SentAhead() = default;
+
+Result<SentAhead> send_ahead(const Paths& paths, const State& creating, const ExecOptions& o) {
+    // Served as start() would serve it. A user named rather than numbered is looked up
+    // in the sandbox's /etc/passwd, which is not there yet.
+    const std::string& user = !o.user.empty() ? o.user : creating.extra.value("user", "0");
+    if (o.argv.empty() || o.tty || !parse::is_numeric_user(user)) return SentAhead();
+    auto io = Io::make(o);
+    if (!io) return fail(io.error());
+    auto prepared = prepare(creating, o);
+    if (!prepared || !servable(*io, prepared->user)) return SentAhead();
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
+    Fd err_r(p[0]), err_w(p[1]);
+    ServedCommand cmd{prepared->workdir, o.argv, prepared->env_store, prepared->candidates};
+    const int fds[4] = {io->child_in, io->child_out, io->child_err, err_w.get()};
+    auto sent = send_served(paths.state_dir(creating.id), paths.exec_socket_name(), cmd, fds);
+    if (!sent) return fail(sent.error());
+    if (!*sent) return SentAhead();
+    return SentAhead(std::make_unique<SentAhead::Parts>(
+        SentAhead::Parts{std::move(*io), std::move(**sent), std::move(err_r), prepared->workdir, "0:0"}));
+}
+
+Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOptions& o, SentAhead ahead) {
+    if (!ahead) return exec(paths, id, o);
+    SentAhead::Parts& a = ahead.parts();
+    // The command's time starts here, as exec()'s does: not while its sandbox was made.
+    auto start_time = std::chrono::steady_clock::now();
+    auto served = await_served(std::move(a.sock), paths.state_dir(id), paths.exec_socket_name());
+    if (!served) return fail(served.error());
+    if (!*served) {
+        // Refused, so never started: run it as any exec, with the same descriptors.
+        auto started = start(paths, id, o, a.io, true);
+        if (!started) return fail(started.error());
+        return wait_for(paths, id, o, a.io, start_time, *started);
+    }
+    // What start() has before it asks: the sandbox's cgroup, and its use while it runs.
+    auto stop = [&](Error e) -> Result<ExecResult> {
+        ::syscall(SYS_pidfd_send_signal, (*served)->pidfd.get(), SIGKILL, nullptr, 0);
+        return fail(std::move(e));
+    };
+    auto opened = open_sandbox(paths, id, Need::running);
+    if (!opened) return stop(opened.error());
+    auto in_use = begin_use(paths, id);
+    if (!in_use) return stop(in_use.error());
+    Started started{std::move(**served), std::move(a.failure), std::move(*in_use), std::move(opened->cg), a.workdir,
+                    a.user};
+    return wait_for(paths, id, o, a.io, start_time, started);
 }
 
 }  // namespace dsec::sandbox

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,35 @@ Result<Started> start(const Paths& paths, const std::string& id, const ExecOptio
 /// Errors: not_found (unknown/destroyed sandbox), not_running (its init is gone),
 /// the failing join step.
 Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOptions& options);
+
+/// An exec whose request went to the sandbox's init before the sandbox was running
+/// (send_ahead); empty when none did.
+class SentAhead {
+public:
+    struct Parts;
+    SentAhead();
+    explicit SentAhead(std::unique_ptr<Parts> parts);
+    SentAhead(SentAhead&&) noexcept;
+    SentAhead& operator=(SentAhead&&) noexcept;
+    ~SentAhead();
+    explicit operator bool() const { return bool(parts_); }
+    Parts& parts() { return *parts_; }
+
+private:
+    std::unique_ptr<Parts> parts_;
+};
+
+/// exec()'s first half for a sandbox being created (dsec-run run), called while its init
+/// sets itself up (CreateOptions::while_starting): sends the init the request for
+/// `options`, which it serves the moment it is ready, so that preparing it overlaps the
+/// init's set-up. `creating` is the sandbox's state as saved so far. Empty when the
+/// command cannot be served so (a terminal, another user, a user name to look up
+/// inside): exec() then runs it as usual. Errors: the failing pipe call.
+Result<SentAhead> send_ahead(const Paths& paths, const State& creating, const ExecOptions& options);
+
+/// exec() with its request sent ahead (an empty `ahead`: exec() above), once the sandbox
+/// is running. Errors: those of exec().
+Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOptions& options, SentAhead ahead);
 
 /// Where execvp would look for `file`: the file itself when it names a path, else in each
 /// directory of the PATH in `env` (K=V entries; glibc's default /bin:/usr/bin when there is

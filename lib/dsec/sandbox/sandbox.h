@@ -1,6 +1,7 @@
 // The sandbox lifecycle: create, destroy, and the options they take.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -48,6 +49,11 @@ struct CreateOptions {
     std::string layer_store;            // the store's directory, which no bind may reach
     bool init_in_process = false;       // a one-shot sandbox: its init is a copy of this process,
                                         // not dsec-init (ns/init.h), where that is possible
+    // Called with the state as saved so far ("creating") once the init has been started,
+    // while it sets itself up: what it sends to the init's exec socket is served the
+    // moment the init is ready (dsec-run run, exec.h send_ahead). Not called with a
+    // policy, whose file rules go in after the init is ready and before anything runs.
+    std::function<void(const State&)> while_starting;
 };
 
 /// Creates one sandbox from a mounted rootfs and returns its state record. The state is

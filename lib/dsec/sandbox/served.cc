@@ -72,8 +72,8 @@ Result<Fd> listen_for_execs(const std::string& dir, const std::string& name) {
     return s;
 }
 
-Result<std::optional<ns::Joined>> start_served(const std::string& dir, const std::string& name,
-                                               const ServedCommand& cmd, const int (&fds)[4]) {
+Result<std::optional<Fd>> send_served(const std::string& dir, const std::string& name, const ServedCommand& cmd,
+                                      const int (&fds)[4]) {
     std::string strings = cmd.workdir + '\0';
     for (const auto* list : {&cmd.argv, &cmd.env, &cmd.candidates})
         for (auto& s : *list) strings += s + '\0';
@@ -115,7 +115,10 @@ Result<std::optional<ns::Joined>> start_served(const std::string& dir, const std
     cm->cmsg_len = CMSG_LEN(sizeof fds);
     std::memcpy(CMSG_DATA(cm), fds, sizeof fds);
     if (::sendmsg(s.get(), &msg, MSG_NOSIGNAL) < 0) return std::nullopt;
+    return std::optional<Fd>(std::move(s));
+}
 
+Result<std::optional<ns::Joined>> await_served(Fd s, const std::string& dir, const std::string& name) {
     dsec_exec_started started = {};
     struct iovec back = {&started, sizeof started};
     union {
@@ -147,6 +150,14 @@ Result<std::optional<ns::Joined>> start_served(const std::string& dir, const std
     // 0 when it has already ended (and been reaped): nothing left to signal.
     int pid = std::max(0, pid_of(pidfd.get()));
     return std::optional<ns::Joined>(ns::Joined{pid, std::move(pidfd), std::move(s)});
+}
+
+Result<std::optional<ns::Joined>> start_served(const std::string& dir, const std::string& name,
+                                               const ServedCommand& cmd, const int (&fds)[4]) {
+    auto sent = send_served(dir, name, cmd, fds);
+    if (!sent) return fail(sent.error());
+    if (!*sent) return std::nullopt;
+    return await_served(std::move(**sent), dir, name);
 }
 
 }  // namespace dsec::sandbox

@@ -34,4 +34,13 @@ struct ServedCommand {
 Result<std::optional<ns::Joined>> start_served(const std::string& dir, const std::string& name,
                                                const ServedCommand& cmd, const int (&fds)[4]);
 
+/// start_served's first half: the request sent on a connection of its own, whose answer
+/// is not read yet. A listening socket queues it, so it can be sent while the init that
+/// will serve it is still being set up (it is served once that init is ready). nullopt:
+/// nothing was sent (the join should run the command).
+Result<std::optional<Fd>> send_served(const std::string& dir, const std::string& name, const ServedCommand& cmd,
+                                      const int (&fds)[4]);
+/// Its second half: the init's answer on `sock` (start_served's results).
+Result<std::optional<ns::Joined>> await_served(Fd sock, const std::string& dir, const std::string& name);
+
 }  // namespace dsec::sandbox

@@ -102,6 +102,7 @@ Result<ns::Started> start(const Paths& paths, const mount::Rootfs& rootfs, const
     auto listener = listen_for_execs(paths.state_dir(s.id),
                                      s.exec_socket.empty() ? paths.exec_socket_name() : s.exec_socket);
     if (listener) spec.exec_listen = listener->get();
+    spec.while_starting = s.while_starting;
     return ns::start_init(spec);
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@ struct StartSpec {
     std::string exec_socket;                  // in the state directory, where the init serves execs
                                               // (served.h); empty: Paths::exec_socket_name()
     bool init_in_process = false;             // no dsec-init to execute (CreateOptions::init_in_process)
+    std::function<void()> while_starting;     // ns::InitSpec::while_starting
 };
 
 /// Starts the init over `rootfs` (with --disk, on a fresh tmpfs upper) straight into
