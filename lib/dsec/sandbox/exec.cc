@@ -275,6 +275,8 @@ struct SentAhead::Parts {
     Io io;
     Fd sock;     // the connection the request went on, which the init answers
     Fd failure;  // read end of the child's report (Started::failure)
+    Use use;     // Started's: the sandbox in use, and its cgroup
+    cgroup::Cgroup cg;
     std::string workdir, user;
 };
 
@@ -293,6 +295,12 @@ Result<SentAhead> send_ahead(const Paths& paths, const State& creating, const Ex
     if (!io) return fail(io.error());
     auto prepared = prepare(creating, o);
     if (!prepared || !servable(*io, prepared->user)) return SentAhead();
+    // What start() holds while the command runs, taken now as well, off the path from
+    // the init's report to the command's end.
+    auto cg = cgroup_of(paths, creating);
+    if (!cg) return SentAhead();
+    auto in_use = begin_use(paths, creating.id);
+    if (!in_use) return SentAhead();
     int p[2];
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
     Fd err_r(p[0]), err_w(p[1]);
@@ -301,8 +309,8 @@ Result<SentAhead> send_ahead(const Paths& paths, const State& creating, const Ex
     auto sent = send_served(paths.state_dir(creating.id), paths.exec_socket_name(), cmd, fds);
     if (!sent) return fail(sent.error());
     if (!*sent) return SentAhead();
-    return SentAhead(std::make_unique<SentAhead::Parts>(
-        SentAhead::Parts{std::move(*io), std::move(**sent), std::move(err_r), prepared->workdir, "0:0"}));
+    return SentAhead(std::make_unique<SentAhead::Parts>(SentAhead::Parts{
+        std::move(*io), std::move(**sent), std::move(err_r), std::move(*in_use), std::move(*cg), prepared->workdir, "0:0"}));
 }
 
 Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOptions& o, SentAhead ahead) {
@@ -318,17 +326,7 @@ Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOpt
         if (!started) return fail(started.error());
         return wait_for(paths, id, o, a.io, start_time, *started);
     }
-    // What start() has before it asks: the sandbox's cgroup, and its use while it runs.
-    auto stop = [&](Error e) -> Result<ExecResult> {
-        ::syscall(SYS_pidfd_send_signal, (*served)->pidfd.get(), SIGKILL, nullptr, 0);
-        return fail(std::move(e));
-    };
-    auto opened = open_sandbox(paths, id, Need::running);
-    if (!opened) return stop(opened.error());
-    auto in_use = begin_use(paths, id);
-    if (!in_use) return stop(in_use.error());
-    Started started{std::move(**served), std::move(a.failure), std::move(*in_use), std::move(opened->cg), a.workdir,
-                    a.user};
+    Started started{std::move(**served), std::move(a.failure), std::move(a.use), std::move(a.cg), a.workdir, a.user};
     return wait_for(paths, id, o, a.io, start_time, started);
 }
 
