@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstdlib>
 
@@ -59,6 +61,32 @@ TEST_CASE("atomic_write replaces content and leaves no temp file") {
     CHECK(fs::exists(dir + "/a/b/c"));
     REQUIRE(fs::remove_tree(dir));
     CHECK(!fs::exists(dir));
+}
+
+TEST_CASE("write_once makes a file once, whole, with its mode, and never replaces it") {
+    for (const char* base : {"/tmp", "/dev/shm"}) {  // ext4 or whatever /tmp is, and a tmpfs
+        auto dir = fs::TempDir::make(base, "dsec-unit.");
+        REQUIRE(dir);
+        std::string f = dir->path() + "/f";
+        mode_t old_mask = ::umask(077);
+        auto made = fs::write_once(f, "one", 0644);
+        ::umask(old_mask);
+        REQUIRE(made);
+        CHECK(*made);
+        struct stat first = {}, later = {};
+        REQUIRE(::stat(f.c_str(), &first) == 0);
+        CHECK((first.st_mode & 07777) == 0644);
+        auto again = fs::write_once(f, "two", 0600);
+        REQUIRE(again);
+        CHECK_FALSE(*again);
+        REQUIRE(::stat(f.c_str(), &later) == 0);
+        CHECK(later.st_ino == first.st_ino);
+        CHECK(*fs::read_file(f) == "one");
+        CHECK(fs::list_dir(dir->path())->size() == 1);  // no temporary left
+        auto missing = fs::write_once(dir->path() + "/no/such/dir/f", "x");
+        REQUIRE_FALSE(missing);
+        CHECK(missing.error().err == ENOENT);
+    }
 }
 
 TEST_CASE("a second exclusive lock is refused while the first is held") {

@@ -165,15 +165,11 @@ Result<std::string> cached_seccomp_filter(const std::string& run_dir, std::strin
     auto bpf = compile_seccomp(*profile);
     if (!bpf) return fail(bpf.error());
     if (auto m = fs::mkdir_p(dir, 0700); !m) return fail(m.error());
-    // Racing writers produce the same bytes. The first to link its own file in place wins
-    // and the file is never replaced: a rename over it would leave the inode a sandbox is
-    // linking (install_seccomp) without a name, and link(2) fails with ENOENT on such an
-    // inode (one create in 15 of a `create -P 2` into a fresh run directory).
-    std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(::gettid());
-    if (auto w = fs::atomic_write(tmp, *bpf, 0644); !w) return fail(w.error());
-    int linked = ::link(tmp.c_str(), path.c_str()), err = errno;
-    ::unlink(tmp.c_str());
-    if (linked < 0 && err != EEXIST) return fail(errno_error(err, "link", path));
+    // Racing writers produce the same bytes, and the file is never replaced: a rename
+    // over it would leave the inode a sandbox is linking (install_seccomp) without a
+    // name, and link(2) fails with ENOENT on such an inode (one create in 15 of a
+    // `create -P 2` into a fresh run directory did).
+    if (auto w = fs::write_once(path, *bpf, 0644); !w) return fail(w.error());
     return path;
 }
 

@@ -70,6 +70,38 @@ Status atomic_write(const std::string& path, std::string_view data, unsigned mod
     return sync_dir(dirname(path));
 }
 
+Result<bool> write_once(const std::string& path, std::string_view data, unsigned mode) {
+    std::string dir = dirname(path);
+    Fd fd(::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, mode));
+    std::string tmp;  // named only where the filesystem has no O_TMPFILE
+    if (!fd) {
+        if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) return fail(sys_error("open", dir + " (O_TMPFILE)"));
+        static std::atomic<unsigned> serial{0};
+        tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(serial++);
+        fd.reset(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
+        if (!fd) return fail(sys_error("open", tmp));
+    }
+    auto cleanup_with = [&](Error e) {
+        if (!tmp.empty()) ::unlink(tmp.c_str());
+        return fail(std::move(e));
+    };
+    if (auto w = write_all(fd.get(), data, path); !w) return cleanup_with(w.error());
+    if (::fchmod(fd.get(), mode) < 0) return cleanup_with(sys_error("fchmod", path));
+    if (::fsync(fd.get()) < 0) return cleanup_with(sys_error("fsync", path));
+    // The first link wins; EEXIST: another writer's file is there, and stays.
+    std::string self = "/proc/self/fd/" + std::to_string(fd.get());
+    int linked = tmp.empty() ? ::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, path.c_str(), AT_SYMLINK_FOLLOW)
+                             : ::link(tmp.c_str(), path.c_str());
+    int err = errno;
+    if (!tmp.empty()) ::unlink(tmp.c_str());
+    if (linked < 0) {
+        if (err == EEXIST) return false;
+        return fail(errno_error(err, "link", path));
+    }
+    if (auto r = sync_dir(dir); !r) return fail(r.error());
+    return true;
+}
+
 Result<std::string> read_file(const std::string& path) {
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd) return fail(sys_error("open", path));

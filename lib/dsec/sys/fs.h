@@ -16,6 +16,14 @@ namespace dsec::fs {
 /// On error the temp file is removed and `path` is untouched.
 Status atomic_write(const std::string& path, std::string_view data, unsigned mode = 0644);
 
+/// Writes `data` to `path` unless a file is there already, which stays as it is: for
+/// caches whose content every writer makes the same, and whose file others may be
+/// linking meanwhile (a rename over it would leave their inode without a name). The file
+/// appears whole or not at all, and a writer killed half-way leaves nothing behind (an
+/// O_TMPFILE inode, linked in when complete; a named temporary only on a filesystem
+/// without O_TMPFILE). Returns whether this call made it. Errors: the failing call.
+Result<bool> write_once(const std::string& path, std::string_view data, unsigned mode = 0644);
+
 /// Reads a whole (small) file. Errors: not_found, io.
 Result<std::string> read_file(const std::string& path);
 
