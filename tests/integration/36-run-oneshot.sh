@@ -86,4 +86,14 @@ jq -e '.type == "error" and .code == "not_found"' <<<"$out" > /dev/null || fail 
 [ -z "$(ls "$DSEC_ROOT/sandboxes" 2>/dev/null)" ] || fail "uppers left"
 [ "$(wc -l < /proc/self/mounts)" = "$mounts_before" ] || fail "host mount table grew: $(diff <(echo "$mounts_list") /proc/self/mounts)"
 pgrep -f "dsec-init $DSEC_RUN" > /dev/null && fail "init processes left"
+
+# A kept one-shot keeps its command log, output hashes and all (the others' log goes with
+# their sandbox, so it is not written). Last: it starts dsec-init, whose staging mounts a
+# tmpfs in the run directory.
+kept=$(dsec-run run --keep --layers base -- echo kept 2>&1 > /dev/null | jq -r 'select(.type == "sandbox") | .id')
+[ -n "$kept" ] || fail "run --keep gave no record"
+jq -se --arg sha "$(echo kept | sha256sum | cut -d' ' -f1)" \
+    'length == 1 and .[0].kind == "exec" and .[0].argv == ["echo","kept"] and .[0].stdout_sha256 == $sha' \
+    <<<"$(dsec-run log "$kept")" > /dev/null || fail "the kept one-shot's log: $(dsec-run log "$kept")"
+dsec-run destroy "$kept" > /dev/null || fail "destroy the kept one-shot"
 echo ok

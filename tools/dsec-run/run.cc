@@ -33,6 +33,7 @@ void add_run(CLI::App& app, Context& ctx) {
                 if (o->keep) return fail(make_error(Code::usage, "--keep and --pool: a drawn sandbox is torn down after its command"));
                 auto eopts = o->exec.to_options(ctx.command);
                 if (!eopts) return fail(eopts.error());
+                eopts->log = false;  // its sandbox's log goes with the sandbox
                 auto setup = pool_setup(ctx, o->create, !o->upper_on_disk);
                 if (!setup) return fail(setup.error());
                 return run_pooled(ctx, *setup, o->pool, *eopts);
@@ -42,6 +43,8 @@ void add_run(CLI::App& app, Context& ctx) {
             copts->layer_store = ctx.paths.layers();
             auto eopts = o->exec.to_options(ctx.command);
             if (!eopts) return fail(eopts.error());
+            // The sandbox's command log goes with it, unless it is kept.
+            eopts->log = o->keep;
             auto paths = ctx.sandbox_paths();
             std::string id = copts->id.empty() ? random_hex(kSandboxIdBytes) : copts->id;
             copts->id = id;

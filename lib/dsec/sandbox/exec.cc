@@ -251,6 +251,7 @@ Result<ExecResult> wait_for(const Paths& paths, const std::string& id, const Exe
         auto now = load(paths, id);
         if (!now || now->lifecycle == Lifecycle::destroying) result->note = "sandbox destroyed during exec";
     }
+    if (!o.log) return result;
     json entry = log_record(id, "exec");
     entry["argv"] = o.argv;
     entry["cwd"] = started.workdir;

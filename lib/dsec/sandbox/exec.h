@@ -35,6 +35,8 @@ struct ExecOptions {
     std::vector<std::string> env;         // K=V on top of the sandbox's
     std::string workdir;                  // empty: the sandbox's
     std::string user;                     // empty: the sandbox's
+    bool log = true;                      // false: no record in the command log (a one-shot's
+                                          // goes with its sandbox), nor the hashes it holds
 };
 
 /// What the command did. exit_code is the status, or 128+signal when killed.

@@ -87,12 +87,14 @@ bool pump(Stream& s, const ExecOptions& o) {
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
     if (n <= 0) return false;
     *s.count += uint64_t(n);
-    s.hash.update(buf, size_t(n));
-    // Streamed output is kept too, up to what the command log takes.
-    size_t limit = o.capture ? o.output_limit : kLogOutputCap;
-    size_t room = limit > s.keep->size() ? limit - s.keep->size() : 0;
-    s.keep->append(buf, std::min(room, size_t(n)));
-    if (size_t(n) > room) *s.truncated = true;
+    // Streamed output is kept and hashed too, for the command log, when there is one.
+    if (o.log) s.hash.update(buf, size_t(n));
+    if (o.capture || o.log) {
+        size_t limit = o.capture ? o.output_limit : kLogOutputCap;
+        size_t room = limit > s.keep->size() ? limit - s.keep->size() : 0;
+        s.keep->append(buf, std::min(room, size_t(n)));
+        if (size_t(n) > room) *s.truncated = true;
+    }
     if (!o.capture) {
         auto w = fs::write_all(s.sink, std::string_view(buf, size_t(n)));
         // Whoever read our output has gone (`dsec-run exec ... | head`): closing the
@@ -465,8 +467,10 @@ Result<ExecResult> supervise(const ns::Joined& child, Io& io, const ExecOptions&
     }
     if (follow_winch) ::sigaction(SIGWINCH, &old_winch, nullptr);
     r.in_bytes = input.written();
-    r.out_sha256 = streams[0].hash.hex();
-    r.err_sha256 = streams.size() > 1 ? streams[1].hash.hex() : Sha256().hex();
+    if (o.log) {
+        r.out_sha256 = streams[0].hash.hex();
+        r.err_sha256 = streams.size() > 1 ? streams[1].hash.hex() : Sha256().hex();
+    }
     return r;
 }
 
