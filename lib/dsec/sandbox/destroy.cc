@@ -14,18 +14,13 @@
 namespace dsec::sandbox {
 
 namespace {
-// Killing pid 1 of a pid namespace kills everything in it. Returns its pidfd, which
-// tells when it is gone (none: it was not alive).
-Fd kill_init(const State& state) {
-    if (!init_alive(state)) return Fd();
-    Fd pidfd(int(::syscall(SYS_pidfd_open, state.pid, 0)));
-    if (!pidfd || !init_alive(state)) return Fd();  // re-check: the pid may have been reused meanwhile
+// Killing pid 1 of a pid namespace kills everything in it; the pidfd tells when it is gone.
+void kill_init(const State& state) {
+    if (!init_alive(state)) return;
+    int pid = state.pid;
+    Fd pidfd(int(::syscall(SYS_pidfd_open, pid, 0)));
+    if (!pidfd || !init_alive(state)) return;  // re-check: the pid may have been reused meanwhile
     ::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0);
-    return pidfd;
-}
-
-void wait_gone(const Fd& pidfd) {
-    if (!pidfd) return;
     struct pollfd p = {pidfd.get(), POLLIN, 0};
     while (::poll(&p, 1, 5000) < 0 && errno == EINTR) {
     }
@@ -52,10 +47,6 @@ Result<json> destroy(const Paths& paths, const std::string& id, Missing missing,
     // state names (own when it cannot be read).
     auto state = load(paths, id);
     State st = state ? *state : State{.id = id};
-    // Killed first: its death (its namespaces torn down, up to milliseconds) goes on while
-    // the teardown is marked below. A crash in between leaves a "running" state with no
-    // live init, which the next destroy or gc finishes as it does after an init's crash.
-    Fd dying = kill_init(st);
     auto found = cgroup_of(paths, st);
     if (!found) return fail(found.error());
     const cgroup::Cgroup& cg = *found;
@@ -70,7 +61,7 @@ Result<json> destroy(const Paths& paths, const std::string& id, Missing missing,
         st.lifecycle = Lifecycle::destroying;
         (void)save(paths, st);
     }
-    wait_gone(dying);
+    kill_init(st);
     if (auto r = cg.remove(); !r) return fail(r.error());
     // Nothing runs any more, so nothing more is logged; a failure stops here, with the
     // state "destroying" for the next destroy to finish.
