@@ -35,6 +35,19 @@ jq -e '.type == "error" and .errno_name == "ENOTDIR"' <<<"$(head -n 1 <<<"$out")
     fail "failed set-up: $out"
 ! grep -qx ran <<<"$out" || fail "the command ran in a sandbox that failed to start"
 
+# Streamed output (nothing of it kept, no command log) arrives whole and in order into a
+# file, a file opened for appending, a pipe; both streams into one file.
+seq 1 300000 > "$T/seq.want"
+dsec-run run --layers base -- seq 1 300000 > "$T/seq.out" || fail "run into a file"
+cmp -s "$T/seq.out" "$T/seq.want" || fail "output into a file differs"
+echo first > "$T/seq.app"
+dsec-run run --layers base -- seq 1 300000 >> "$T/seq.app" || fail "run into a file appended to"
+cmp -s <(tail -n +2 "$T/seq.app") "$T/seq.want" || fail "output appended to a file differs"
+[ "$(dsec-run run --layers base -- seq 1 300000 | sha256sum)" = "$(sha256sum < "$T/seq.want")" ] ||
+    fail "output into a pipe differs"
+dsec-run run --layers base -- sh -c 'echo out; echo err >&2; echo out2' > "$T/both" 2>&1 || fail "run into one file"
+[ "$(sort "$T/both" | tr '\n' ' ')" = "err out out2 " ] || fail "both streams into one file: $(cat "$T/both")"
+
 # Writes go to a throwaway upper: the next run starts clean.
 dsec-run run --layers base -- sh -c 'echo x > /root/left' || fail "write"
 dsec-run run --layers base -- cat /root/left 2>/dev/null && fail "a one-shot sandbox kept state"
