@@ -103,6 +103,18 @@ bool servable(const Io& io, const User& user) {
            user.uid == 0 && user.gid == 0;
 }
 
+// Sends the init of sandbox `id` the request for the prepared command, with `io`'s stdio
+// and the failure pipe's write end (served.h send_served).
+Result<std::optional<Fd>> ask_init(const Paths& paths, const std::string& id, const Prepared& p,
+                                   const std::vector<std::string>& argv, const Io& io, int err_w) {
+    ServedCommand cmd{p.workdir, argv, p.env_store, p.candidates};
+    const int fds[4] = {io.child_in, io.child_out, io.child_err, err_w};
+    return send_served(paths.state_dir(id), paths.exec_socket_name(), cmd, fds);
+}
+
+// Started::user: "UID:GID".
+std::string user_text(const User& user) { return std::to_string(user.uid) + ":" + std::to_string(user.gid); }
+
 // Runs in the child, inside the sandbox, in our memory until its execve: only
 // async-signal-safe calls, no allocation, nothing written but `p.sh_argv[1]`.
 [[noreturn]] void child_main(Prepared& p, const Io& io, int err_fd) {
@@ -199,18 +211,19 @@ Result<Started> start(const Paths& paths, const std::string& id, const ExecOptio
     Fd err_r(p[0]), err_w(p[1]);
     auto made = [&](ns::Joined child) {
         return Started{std::move(child), std::move(err_r), std::move(*in_use), std::move(opened->cg),
-                       prepared->workdir,
-                       std::to_string(prepared->user.uid) + ":" + std::to_string(prepared->user.gid)};
+                       prepared->workdir, user_text(prepared->user)};
     };
     // Root's commands with plain pipes are forked by the init, which already holds the
     // sandbox's namespaces, cgroups and confinement (a terminal, a descriptor 9, another
     // user, or a sandbox whose init does not serve: joined from outside, below).
     if (may_serve && servable(io, prepared->user)) {
-        ServedCommand cmd{prepared->workdir, o.argv, prepared->env_store, prepared->candidates};
-        const int fds[4] = {io.child_in, io.child_out, io.child_err, err_w.get()};
-        auto served = start_served(paths.state_dir(id), paths.exec_socket_name(), cmd, fds);
-        if (!served) return fail(served.error());
-        if (*served) return made(std::move(**served));
+        auto sent = ask_init(paths, id, *prepared, o.argv, io, err_w.get());
+        if (!sent) return fail(sent.error());
+        if (*sent) {
+            auto served = await_served(std::move(**sent), paths.state_dir(id), paths.exec_socket_name());
+            if (!served) return fail(served.error());
+            if (*served) return made(std::move(**served));
+        }
     }
     auto confinement = confinement_for(paths, id, prepared->security, prepared->user.uid, prepared->user.gid);
     if (!confinement) return fail(confinement.error());
@@ -305,13 +318,12 @@ Result<SentAhead> send_ahead(const Paths& paths, const State& creating, const Ex
     int p[2];
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
     Fd err_r(p[0]), err_w(p[1]);
-    ServedCommand cmd{prepared->workdir, o.argv, prepared->env_store, prepared->candidates};
-    const int fds[4] = {io->child_in, io->child_out, io->child_err, err_w.get()};
-    auto sent = send_served(paths.state_dir(creating.id), paths.exec_socket_name(), cmd, fds);
+    auto sent = ask_init(paths, creating.id, *prepared, o.argv, *io, err_w.get());
     if (!sent) return fail(sent.error());
     if (!*sent) return SentAhead();
-    return SentAhead(std::make_unique<SentAhead::Parts>(SentAhead::Parts{
-        std::move(*io), std::move(**sent), std::move(err_r), std::move(*in_use), std::move(*cg), prepared->workdir, "0:0"}));
+    return SentAhead(std::make_unique<SentAhead::Parts>(SentAhead::Parts{std::move(*io), std::move(**sent), std::move(err_r),
+                                                                         std::move(*in_use), std::move(*cg), prepared->workdir,
+                                                                         user_text(prepared->user)}));
 }
 
 Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOptions& o, SentAhead ahead) {

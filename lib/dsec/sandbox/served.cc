@@ -152,12 +152,4 @@ Result<std::optional<ns::Joined>> await_served(Fd s, const std::string& dir, con
     return std::optional<ns::Joined>(ns::Joined{pid, std::move(pidfd), std::move(s)});
 }
 
-Result<std::optional<ns::Joined>> start_served(const std::string& dir, const std::string& name,
-                                               const ServedCommand& cmd, const int (&fds)[4]) {
-    auto sent = send_served(dir, name, cmd, fds);
-    if (!sent) return fail(sent.error());
-    if (!*sent) return std::nullopt;
-    return await_served(std::move(**sent), dir, name);
-}
-
 }  // namespace dsec::sandbox

@@ -26,21 +26,16 @@ struct ServedCommand {
 };
 
 /// Asks the init listening at `dir`/`name` to start `cmd` with stdin, stdout, stderr and
-/// the failure pipe's write end `fds`. nullopt when it did not start it and the join
-/// should: no socket (a sandbox made before, or no init listening), a request too large,
-/// or the init refusing it (its reason, such as a policy that forbids what it needs, is
-/// the join's to meet). Errors only once the init may have started it: a reply that is
-/// not one.
-Result<std::optional<ns::Joined>> start_served(const std::string& dir, const std::string& name,
-                                               const ServedCommand& cmd, const int (&fds)[4]);
-
-/// start_served's first half: the request sent on a connection of its own, whose answer
-/// is not read yet. A listening socket queues it, so it can be sent while the init that
-/// will serve it is still being set up (it is served once that init is ready). nullopt:
-/// nothing was sent (the join should run the command).
+/// the failure pipe's write end `fds`: the request sent on a connection of its own, whose
+/// answer await_served reads. A listening socket queues it, so it can be sent while the
+/// init that will serve it is still being set up (it is served once that init is ready).
+/// nullopt: nothing was sent (no socket: a sandbox made before, or no init listening; a
+/// request too large), and the join should run the command.
 Result<std::optional<Fd>> send_served(const std::string& dir, const std::string& name, const ServedCommand& cmd,
                                       const int (&fds)[4]);
-/// Its second half: the init's answer on `sock` (start_served's results).
+/// The init's answer on `sock`: the command started, or nullopt when the init refused it
+/// (its reason, such as a policy that forbids what it needs, is the join's to meet).
+/// Errors only once the init may have started it: a reply that is not one.
 Result<std::optional<ns::Joined>> await_served(Fd sock, const std::string& dir, const std::string& name);
 
 }  // namespace dsec::sandbox
