@@ -1,7 +1,8 @@
 #!/bin/bash
 # What each program loads at start (docs/ARCHITECTURE.md, CMakeLists.txt): dsec-init is
-# static; dsec-run is a static PIE where the archives were found (it says so); the
-# programs that never call libarchive, libseccomp or libbpf do not load them. A program
+# static; dsec-run is a static PIE where the archives were found (it says so), its
+# relative relocations packed where the linker can; the programs that never call
+# libarchive, libseccomp or libbpf do not load them. A program
 # that loaded libarchive would also load libxml2 and ICU at every start (about 1.5 ms),
 # as dsec-mount did when the core library was compiled in batches and linked by GNU ld.
 set -euo pipefail
@@ -16,6 +17,10 @@ static() { [ "$(needed "$1")" = "" ] && [ "$(interp "$1")" = 0 ]; }
 static dsec-init || problem "dsec-init is not static: $(needed dsec-init)"
 if grep -qx 'DSEC_RUN_LINKS_STATIC_PIE:INTERNAL=ON' "$bin/CMakeCache.txt"; then
     static dsec-run || problem "dsec-run is not a static PIE: $(needed dsec-run)"
+    # Its relative relocations packed (DT_RELR), where the linker can.
+    if grep -qx 'DSEC_HAVE_RELR:INTERNAL=1' "$bin/CMakeCache.txt"; then
+        readelf -d "$bin/dsec-run" | grep -q '(RELR)' || problem "dsec-run has no DT_RELR"
+    fi
 fi
 for tool in dsec-mount dsec-layer; do
     for lib in libseccomp libbpf; do
