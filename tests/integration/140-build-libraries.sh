@@ -1,10 +1,11 @@
 #!/bin/bash
 # What each program loads at start (docs/ARCHITECTURE.md, CMakeLists.txt): dsec-init is
 # static; dsec-run is a static PIE where the archives were found (it says so), its
-# relative relocations packed where the linker can; the programs that never call
-# libarchive, libseccomp or libbpf do not load them. A program
-# that loaded libarchive would also load libxml2 and ICU at every start (about 1.5 ms),
-# as dsec-mount did when the core library was compiled in batches and linked by GNU ld.
+# relative relocations packed where the linker can, its entry the one that maps its
+# pages (lib/start/prefault.c); the programs that never call libarchive, libseccomp or
+# libbpf do not load them. A program that loaded libarchive would also load libxml2 and
+# ICU at every start (about 1.5 ms), as dsec-mount did when the core library was compiled
+# in batches and linked by GNU ld.
 set -euo pipefail
 bin=${DSEC_BIN:-$(cd "$(dirname "$0")/../../build" && pwd)}
 needed() { readelf -d "$bin/$1" | sed -nE 's/.*\(NEEDED\).*\[(lib[a-z0-9_+-]+)\.so.*/\1/p' | sort | tr '\n' ' '; }
@@ -20,6 +21,14 @@ if grep -qx 'DSEC_RUN_LINKS_STATIC_PIE:INTERNAL=ON' "$bin/CMakeCache.txt"; then
     # Its relative relocations packed (DT_RELR), where the linker can.
     if grep -qx 'DSEC_HAVE_RELR:INTERNAL=1' "$bin/CMakeCache.txt"; then
         readelf -d "$bin/dsec-run" | grep -q '(RELR)' || problem "dsec-run has no DT_RELR"
+    fi
+    # On x86-64 it starts at dsec_start, which maps its pages before the C library's _start.
+    if [ "$(uname -m)" = x86_64 ]; then
+        entry=$(readelf -h "$bin/dsec-run" | awk '/Entry point/ {print $4}')
+        start=$(nm "$bin/dsec-run" | awk '$3 == "dsec_start" {print "0x" $1}')
+        if [ -z "$start" ] || [ $((entry)) != $((start)) ]; then
+            problem "dsec-run's entry $entry is not dsec_start (${start:-absent})"
+        fi
     fi
 fi
 for tool in dsec-mount dsec-layer; do
