@@ -94,6 +94,30 @@ jq -e '.type == "result" and .exit_code == 3 and .stdout == "out\n" and .stderr 
 out=$(dsec-run run --layers nope -- true 2>/dev/null) && fail "unknown layer accepted"
 jq -e '.type == "error" and .code == "not_found"' <<<"$out" > /dev/null || fail "unknown layer error: $out"
 
+# A one-shot's init leaves as soon as its command has ended (lib/dsec/ns/init.h), but not
+# while another exec into the sandbox runs: that one is ended by the one-shot's destroy,
+# which marks the teardown first, and says so.
+rm -f "$T/hold"
+mkfifo "$T/hold"
+dsec-run run --layers base -- sh -c 'read line' < "$T/hold" &
+oneshot=$!
+exec 3> "$T/hold"
+id=""
+for _ in $(seq 1 200); do
+    id=$(ls "$DSEC_RUN/sandboxes" 2>/dev/null | head -n 1)
+    [ -n "$id" ] && dsec-run exec "$id" -- true 2>/dev/null && break
+    sleep 0.05
+done
+dsec-run exec --json "$id" -- sleep 30 > "$T/other.json" &
+other=$!
+for _ in $(seq 1 100); do dsec-run exec "$id" -- sh -c 'ps | grep -q "[s]leep 30"' && break; sleep 0.05; done
+echo go >&3
+exec 3>&-
+wait "$oneshot" || fail "the one-shot with another exec in it"
+wait "$other" || true
+jq -e '.signal == 9 and .note == "sandbox destroyed during exec"' "$T/other.json" > /dev/null ||
+    fail "an exec into a one-shot sandbox: $(cat "$T/other.json")"
+
 # Nothing is left: state, uppers, mounts, processes.
 [ -z "$(ls "$DSEC_RUN/sandboxes" 2>/dev/null)" ] || fail "state left: $(ls "$DSEC_RUN/sandboxes")"
 [ -z "$(ls "$DSEC_ROOT/sandboxes" 2>/dev/null)" ] || fail "uppers left"

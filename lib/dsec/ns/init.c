@@ -681,19 +681,35 @@ static void serve_request(int i) {
     close(pidfd);
 }
 
-/* Reaps whatever has died: a served command's status goes to its connection. */
+/* A one-shot sandbox's init (dsec_init_main_one_shot): gone once its work is done. */
+static int one_shot;
+
+static int any_client(void) {
+    for (int i = 0; i < kMaxClients; i++)
+        if (clients[i].fd >= 0) return 1;
+    return 0;
+}
+
+/* Reaps whatever has died: a served command's status goes to its connection. A one-shot
+ * init whose last served command has ended leaves then: the status is queued on the
+ * connection, which dsec-run reads after we are gone, and everything else in the
+ * sandbox dies with us as it would at destroy. A connection still open (another exec,
+ * or one whose request has not come yet) keeps it, for destroy to end as before. */
 static void reap(void) {
+    int ended_one = 0;
     for (;;) {
         siginfo_t info;
         info.si_pid = 0;
-        if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG) < 0 || info.si_pid == 0) return;
+        if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG) < 0 || info.si_pid == 0) break;
         for (int i = 0; i < kMaxClients; i++)
             if (clients[i].fd >= 0 && clients[i].pid == info.si_pid) {
                 struct dsec_exec_ended ended = {info.si_code, info.si_status};
                 reply(i, &ended, sizeof ended, -1);
                 drop_client(i);
+                ended_one = 1;
             }
     }
+    if (one_shot && ended_one && !any_client()) _exit(0);
 }
 
 /* Serves exec requests on `listener` and reaps; returns only if it cannot start. */
@@ -738,6 +754,11 @@ static void serve(int listener, const sigset_t *all) {
             clients[slot].pid = 0;
         }
     }
+}
+
+int dsec_init_main_one_shot(int argc, char **argv) {
+    one_shot = 1;
+    return dsec_init_main(argc, argv);
 }
 
 int dsec_init_main(int argc, char **argv) {

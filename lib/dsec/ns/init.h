@@ -17,6 +17,11 @@ extern "C" {
  * started as pid 1 with such arguments. */
 int dsec_init_main(int argc, char **argv);
 
+/* The same, for a one-shot sandbox's init: once a command it served has ended and no
+ * connection is left, it exits, and with it the sandbox's namespaces go while dsec-run
+ * is still reading the command's output and before it comes to destroy the sandbox. */
+int dsec_init_main_one_shot(int argc, char **argv);
+
 #ifdef __cplusplus
 }
 #endif

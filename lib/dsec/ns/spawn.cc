@@ -101,7 +101,9 @@ void receive_mounts(const Child& c) {
         std::memset(g_args, 0, g_args_len);
         std::memcpy(g_args, "dsec-init", std::min(g_args_len - 1, sizeof "dsec-init" - 1));
     }
-    ::_exit(dsec_init_main(c.argc, const_cast<char**>(c.argv)));
+    // In a copy of us only for a one-shot sandbox (CreateOptions::init_in_process): its
+    // init leaves once the command it served has ended (init.h).
+    ::_exit(dsec_init_main_one_shot(c.argc, const_cast<char**>(c.argv)));
 }
 
 [[noreturn]] void run_child(const Child& c) {
