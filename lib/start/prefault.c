@@ -16,8 +16,8 @@
  *
  * This runs before the C library has set up thread-local storage or relocated anything:
  * compiled without the stack protector, everything reached PC-relative, the kernel called
- * directly. x86-64 only; linked into the two static programs only (never under the
- * sanitizers).
+ * directly. x86-64 only; linked into the two static programs only, which no build
+ * compiles with the sanitizers.
  */
 #if defined(__x86_64__)
 #include <elf.h>
@@ -90,7 +90,7 @@ __attribute__((used, visibility("hidden"))) void dsec_prefault_start(void) { pop
 /* The entry point: %rdx (the dynamic linker's exit hook, none here) and %rsp are what
  * _start reads, so they are kept; %r12 is preserved by the call, and the stack is
  * aligned as a call expects (the kernel leaves it 16-byte aligned). */
-__asm__(".text\n"
+__asm__(".pushsection .text\n"
         ".globl dsec_start\n"
         ".type dsec_start, @function\n"
         "dsec_start:\n"
@@ -98,5 +98,6 @@ __asm__(".text\n"
         "  call dsec_prefault_start\n"
         "  mov %r12, %rdx\n"
         "  jmp _start\n"
-        ".size dsec_start, . - dsec_start\n");
+        ".size dsec_start, . - dsec_start\n"
+        ".popsection\n");
 #endif

@@ -94,29 +94,48 @@ jq -e '.type == "result" and .exit_code == 3 and .stdout == "out\n" and .stderr 
 out=$(dsec-run run --layers nope -- true 2>/dev/null) && fail "unknown layer accepted"
 jq -e '.type == "error" and .code == "not_found"' <<<"$out" > /dev/null || fail "unknown layer error: $out"
 
-# A one-shot's init leaves as soon as its command has ended (lib/dsec/ns/init.h), but not
-# while another exec into the sandbox runs: that one is ended by the one-shot's destroy,
-# which marks the teardown first, and says so.
-rm -f "$T/hold"
-mkfifo "$T/hold"
-dsec-run run --layers base -- sh -c 'read line' < "$T/hold" &
-oneshot=$!
-exec 3> "$T/hold"
-id=""
-for _ in $(seq 1 200); do
-    id=$(ls "$DSEC_RUN/sandboxes" 2>/dev/null | head -n 1)
-    [ -n "$id" ] && dsec-run exec "$id" -- true 2>/dev/null && break
-    sleep 0.05
+# A one-shot's init leaves as soon as the one-shot's own command has ended
+# (lib/dsec/ns/init.h), and only then: not when another exec served meanwhile ends, nor
+# while another exec runs, served or joined from outside. Those are ended by the
+# one-shot's destroy, which marks the teardown first, and say so.
+# hold_oneshot [RUN OPTIONS]: starts a one-shot whose command waits for a line on
+# $T/hold (fd 3 here); sets $oneshot (its pid) and $id (its sandbox) once it runs.
+hold_oneshot() {
+    rm -f "$T/hold" "$T/held"
+    mkfifo "$T/hold"
+    dsec-run run --layers base "$@" -- sh -c 'read line; echo released' < "$T/hold" > "$T/held" &
+    oneshot=$!
+    exec 3> "$T/hold"
+    id=""
+    for _ in $(seq 1 200); do
+        id=$(ls "$DSEC_RUN/sandboxes" 2>/dev/null | head -n 1)
+        [ -n "$id" ] && dsec-run exec "$id" -- true 2>/dev/null && return
+        sleep 0.05
+    done
+    fail "the held one-shot did not start"
+}
+release_oneshot() {
+    echo go >&3
+    exec 3>&-
+    wait "$oneshot" || fail "the held one-shot ($1) exited $?"
+    [ "$(cat "$T/held")" = released ] || fail "the held one-shot ($1) printed: $(cat "$T/held")"
+}
+# A joined one-shot command (another user's) outlives execs served and ended meanwhile.
+hold_oneshot --user 1000:1001
+dsec-run exec "$id" -- true || fail "an exec into a one-shot sandbox"
+sleep 0.3
+release_oneshot "joined, after a served exec"
+# Other execs, served and joined, outlive the one-shot's command and end with its sandbox.
+for user in root 1000; do
+    hold_oneshot
+    dsec-run exec --json --user "$user" "$id" -- sleep 30 > "$T/other.json" &
+    other=$!
+    for _ in $(seq 1 100); do dsec-run exec "$id" -- sh -c 'ps | grep -q "[s]leep 30"' && break; sleep 0.05; done
+    release_oneshot "with another exec as $user"
+    wait "$other" || true
+    jq -e '.signal == 9 and .note == "sandbox destroyed during exec"' "$T/other.json" > /dev/null ||
+        fail "an exec as $user into a one-shot sandbox: $(cat "$T/other.json")"
 done
-dsec-run exec --json "$id" -- sleep 30 > "$T/other.json" &
-other=$!
-for _ in $(seq 1 100); do dsec-run exec "$id" -- sh -c 'ps | grep -q "[s]leep 30"' && break; sleep 0.05; done
-echo go >&3
-exec 3>&-
-wait "$oneshot" || fail "the one-shot with another exec in it"
-wait "$other" || true
-jq -e '.signal == 9 and .note == "sandbox destroyed during exec"' "$T/other.json" > /dev/null ||
-    fail "an exec into a one-shot sandbox: $(cat "$T/other.json")"
 
 # Nothing is left: state, uppers, mounts, processes.
 [ -z "$(ls "$DSEC_RUN/sandboxes" 2>/dev/null)" ] || fail "state left: $(ls "$DSEC_RUN/sandboxes")"

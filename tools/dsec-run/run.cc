@@ -45,6 +45,8 @@ void add_run(CLI::App& app, Context& ctx) {
             if (!eopts) return fail(eopts.error());
             // The sandbox's command log goes with it, unless it is kept.
             eopts->log = o->keep;
+            // Its end is the sandbox's: the init leaves once it has ended (ns/init.h).
+            eopts->ends_sandbox = !o->keep;
             auto paths = ctx.sandbox_paths();
             std::string id = copts->id.empty() ? random_hex(kSandboxIdBytes) : copts->id;
             copts->id = id;

@@ -100,11 +100,14 @@ int dsec_exec_candidates(char *const *candidates, size_t n, char *const *argv, c
  * SCM_RIGHTS; err is nonzero only when no child was made), then, once it has reaped the
  * child, a dsec_exec_ended, and closes the connection. */
 enum {
-    DSEC_EXEC_MAGIC = 0x32657364, /* "dse2"; an init of an older layout refuses it, and exec joins */
+    DSEC_EXEC_MAGIC = 0x33657364, /* "dse3"; an init of an older layout refuses it, and exec joins */
     DSEC_EXEC_MAX_BYTES = 60 * 1024, /* the whole message, within a socket buffer */
     DSEC_EXEC_NFDS = 4,
     DSEC_EXEC_NLIMITS = 16,          /* RLIMIT_CPU .. RLIMIT_RTTIME */
     DSEC_EXEC_CPUSET_BYTES = 128,    /* an affinity mask of up to 1024 CPUs */
+    /* A one-shot sandbox's own command (dsec-run run): once it has ended, the one-shot's
+     * init leaves (init.h, dsec_init_main_one_shot). */
+    DSEC_EXEC_ENDS_SANDBOX = 1,
 };
 struct dsec_exec_request {
     uint32_t magic;
@@ -113,6 +116,7 @@ struct dsec_exec_request {
     uint32_t umask;      /* the caller's, as a command joined from outside would have */
     int32_t nice;        /* the caller's; only raising it can succeed (no CAP_SYS_NICE) */
     uint32_t cpus_bytes; /* how much of `cpus` the caller's affinity fills; 0: the init's */
+    uint32_t flags;      /* DSEC_EXEC_ENDS_SANDBOX */
     /* The caller's limits by resource number. Hard limits above the init's are capped at
      * them (raising one needs CAP_SYS_RESOURCE in the host's namespace). */
     struct {

@@ -472,6 +472,7 @@ enum { kMaxClients = 64 };
 static struct {
     int fd;    /* the connection, -1: a free slot */
     pid_t pid; /* its command, once started */
+    int ends;  /* its command is the one-shot's own (DSEC_EXEC_ENDS_SANDBOX) */
 } clients[kMaxClients];
 
 static int listening(int fd) {
@@ -484,6 +485,7 @@ static void drop_client(int i) {
     close(clients[i].fd);
     clients[i].fd = -1;
     clients[i].pid = 0;
+    clients[i].ends = 0;
 }
 
 static void reply(int i, const void *what, size_t len, int fd) {
@@ -652,6 +654,7 @@ static void serve_request(int i) {
         drop_client(i);
         return;
     }
+    int ends = (req->flags & DSEC_EXEC_ENDS_SANDBOX) != 0; /* read before buf goes */
     size_t room = (2 * ((size_t)req->argc + req->envc + req->ncand) + 8) * sizeof(char *);
     char **ptrs = mmap(NULL, room, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     char *child_stack = mmap(NULL, kChildStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
@@ -676,40 +679,79 @@ static void serve_request(int i) {
         return;
     }
     clients[i].pid = pid;
+    clients[i].ends = ends;
     started.pid = pid;
     reply(i, &started, sizeof started, pidfd);
     close(pidfd);
 }
 
-/* A one-shot sandbox's init (dsec_init_main_one_shot): gone once its work is done. */
-static int one_shot;
+/* A one-shot sandbox's init (dsec_init_main_one_shot), and whether the one-shot's own
+ * command (DSEC_EXEC_ENDS_SANDBOX) has ended. */
+static int one_shot, own_ended;
 
-static int any_client(void) {
-    for (int i = 0; i < kMaxClients; i++)
-        if (clients[i].fd >= 0) return 1;
-    return 0;
-}
-
-/* Reaps whatever has died: a served command's status goes to its connection. A one-shot
- * init whose last served command has ended leaves then: the status is queued on the
- * connection, which dsec-run reads after we are gone, and everything else in the
- * sandbox dies with us as it would at destroy. A connection still open (another exec,
- * or one whose request has not come yet) keeps it, for destroy to end as before. */
+/* Reaps whatever has died: a served command's status goes to its connection. */
 static void reap(void) {
-    int ended_one = 0;
     for (;;) {
         siginfo_t info;
         info.si_pid = 0;
-        if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG) < 0 || info.si_pid == 0) break;
+        if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG) < 0 || info.si_pid == 0) return;
         for (int i = 0; i < kMaxClients; i++)
             if (clients[i].fd >= 0 && clients[i].pid == info.si_pid) {
                 struct dsec_exec_ended ended = {info.si_code, info.si_status};
                 reply(i, &ended, sizeof ended, -1);
+                own_ended |= clients[i].ends;
                 drop_client(i);
-                ended_one = 1;
             }
     }
-    if (one_shot && ended_one && !any_client()) _exit(0);
+}
+
+/* Whether a process entered the sandbox from outside (an exec or session joined by
+ * setns, dsec-run cp): its parent is outside our pid namespace, so its PPid reads 0.
+ * From /proc with getdents64 and a stack buffer: no allocation here. */
+static int anyone_joined(void) {
+    int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) return 1; /* cannot tell: stay, for destroy to end the sandbox */
+    char buf[4096], path[64], stat[512];
+    int found = 0;
+    long n;
+    while (!found && (n = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0)
+        for (long off = 0; off < n && !found;) {
+            const char *name = buf + off + 19; /* d_ino 8, d_off 8, d_reclen 2, d_type 1 */
+            off += *(const unsigned short *)(buf + off + 16);
+            if (name[0] < '1' || name[0] > '9' || strcmp(name, "1") == 0) continue;
+            snprintf(path, sizeof path, "%s/stat", name);
+            int fd = openat(dir, path, O_RDONLY | O_CLOEXEC);
+            if (fd < 0) continue; /* gone meanwhile */
+            ssize_t len = read(fd, stat, sizeof stat - 1);
+            close(fd);
+            if (len <= 0) continue;
+            stat[len] = 0;
+            /* "pid (comm) state ppid ...": comm may hold anything, so from the last ')'. */
+            const char *close_paren = strrchr(stat, ')');
+            char state;
+            int ppid;
+            if (close_paren && sscanf(close_paren + 1, " %c %d", &state, &ppid) == 2 && ppid == 0) found = 1;
+        }
+    close(dir);
+    return found;
+}
+
+/* A one-shot init leaves once the one-shot's own command has ended, so the sandbox's
+ * namespaces go while dsec-run is still reading the command's output, before it comes to
+ * destroy the sandbox (whatever is left inside dies with us, as it would then). The
+ * status is queued on the command's connection, which dsec-run reads after we are gone.
+ * Anything else at work in the sandbox keeps us, for destroy to end it after marking the
+ * teardown, as exec's "sandbox destroyed during exec" note expects: another connection
+ * (an exec served or about to be), one still in the listen queue, a process that
+ * entered from outside. */
+static void leave_if_done(int listener) {
+    if (!one_shot || !own_ended) return;
+    for (int i = 0; i < kMaxClients; i++)
+        if (clients[i].fd >= 0) return;
+    struct pollfd p = {listener, POLLIN, 0};
+    if (poll(&p, 1, 0) != 0) return;
+    if (anyone_joined()) return;
+    _exit(0);
 }
 
 /* Serves exec requests on `listener` and reaps; returns only if it cannot start. */
@@ -718,6 +760,7 @@ static void serve(int listener, const sigset_t *all) {
     if (sfd < 0) return;
     for (int i = 0; i < kMaxClients; i++) clients[i].fd = -1;
     for (;;) {
+        leave_if_done(listener);
         struct pollfd p[2 + kMaxClients];
         int which[kMaxClients], n = 2;
         p[0] = (struct pollfd){sfd, POLLIN, 0};

@@ -17,9 +17,11 @@ extern "C" {
  * started as pid 1 with such arguments. */
 int dsec_init_main(int argc, char **argv);
 
-/* The same, for a one-shot sandbox's init: once a command it served has ended and no
- * connection is left, it exits, and with it the sandbox's namespaces go while dsec-run
- * is still reading the command's output and before it comes to destroy the sandbox. */
+/* The same, for a one-shot sandbox's init: once the one-shot's own command (its request
+ * marked DSEC_EXEC_ENDS_SANDBOX, confine.h) has ended and nothing else is at work in the
+ * sandbox, it exits, and with it the sandbox's namespaces go while dsec-run is still
+ * reading the command's output and before it comes to destroy the sandbox (init.c,
+ * leave_if_done). */
 int dsec_init_main_one_shot(int argc, char **argv);
 
 #ifdef __cplusplus

@@ -106,8 +106,8 @@ bool servable(const Io& io, const User& user) {
 // Sends the init of sandbox `id` the request for the prepared command, with `io`'s stdio
 // and the failure pipe's write end (served.h send_served).
 Result<std::optional<Fd>> ask_init(const Paths& paths, const std::string& id, const Prepared& p,
-                                   const std::vector<std::string>& argv, const Io& io, int err_w) {
-    ServedCommand cmd{p.workdir, argv, p.env_store, p.candidates};
+                                   const ExecOptions& o, const Io& io, int err_w) {
+    ServedCommand cmd{p.workdir, o.argv, p.env_store, p.candidates, o.ends_sandbox};
     const int fds[4] = {io.child_in, io.child_out, io.child_err, err_w};
     return send_served(paths.state_dir(id), paths.exec_socket_name(), cmd, fds);
 }
@@ -217,7 +217,7 @@ Result<Started> start(const Paths& paths, const std::string& id, const ExecOptio
     // sandbox's namespaces, cgroups and confinement (a terminal, a descriptor 9, another
     // user, or a sandbox whose init does not serve: joined from outside, below).
     if (may_serve && servable(io, prepared->user)) {
-        auto sent = ask_init(paths, id, *prepared, o.argv, io, err_w.get());
+        auto sent = ask_init(paths, id, *prepared, o, io, err_w.get());
         if (!sent) return fail(sent.error());
         if (*sent) {
             auto served = await_served(std::move(**sent), paths.state_dir(id), paths.exec_socket_name());
@@ -318,7 +318,7 @@ Result<SentAhead> send_ahead(const Paths& paths, const State& creating, const Ex
     int p[2];
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
     Fd err_r(p[0]), err_w(p[1]);
-    auto sent = ask_init(paths, creating.id, *prepared, o.argv, *io, err_w.get());
+    auto sent = ask_init(paths, creating.id, *prepared, o, *io, err_w.get());
     if (!sent) return fail(sent.error());
     if (!*sent) return SentAhead();
     return SentAhead(std::make_unique<SentAhead::Parts>(SentAhead::Parts{std::move(*io), std::move(**sent), std::move(err_r),

@@ -37,6 +37,8 @@ struct ExecOptions {
     std::string user;                     // empty: the sandbox's
     bool log = true;                      // false: no record in the command log (a one-shot's
                                           // goes with its sandbox), nor the hashes it holds
+    bool ends_sandbox = false;            // a one-shot's own command: served, its end lets the
+                                          // init leave (DSEC_EXEC_ENDS_SANDBOX)
 };
 
 /// What the command did. exit_code is the status, or 128+signal when killed.

@@ -23,6 +23,7 @@ Result<Fd> listen_for_execs(const std::string& dir, const std::string& name);
 struct ServedCommand {
     std::string workdir;
     std::vector<std::string> argv, env, candidates;
+    bool ends_sandbox = false;  // a one-shot's own command (DSEC_EXEC_ENDS_SANDBOX)
 };
 
 /// Asks the init listening at `dir`/`name` to start `cmd` with stdin, stdout, stderr and
