@@ -77,7 +77,13 @@ dsec-mount --verify task >/dev/null || fail "second --verify"
 dsec-mount release >/dev/null
 img=$S/${task#sha256:}.erofs
 chmod u+w "$img"
-printf 'X' | dd of="$img" bs=1 seek=$(( $(stat -c %s "$img") - 5000 )) conv=notrunc status=none
+# A byte that differs from the one there (the image holds random data: writing a fixed
+# byte would change nothing once in 256 runs).
+off=$(( $(stat -c %s "$img") - 5000 ))
+byte=$(dd if="$img" bs=1 skip="$off" count=1 status=none | od -An -tu1 | tr -d ' ')
+printf "\\$(printf '%03o' $(( (byte + 1) % 256 )))" | dd of="$img" bs=1 seek="$off" conv=notrunc status=none
+[ "$(dd if="$img" bs=1 skip="$off" count=1 status=none | od -An -tu1 | tr -d ' ')" != "$byte" ] ||
+    fail "the byte at $off did not change"
 expect_corrupt "digest mismatch" dsec-mount --verify task
 nothing_mounted "flipped after a verify"
 restore
