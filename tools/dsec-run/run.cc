@@ -45,8 +45,6 @@ void add_run(CLI::App& app, Context& ctx) {
             if (!eopts) return fail(eopts.error());
             // The sandbox's command log goes with it, unless it is kept.
             eopts->log = o->keep;
-            // Its end is the sandbox's: the init leaves once it has ended (ns/init.h).
-            eopts->ends_sandbox = !o->keep;
             auto paths = ctx.sandbox_paths();
             std::string id = copts->id.empty() ? random_hex(kSandboxIdBytes) : copts->id;
             copts->id = id;
@@ -56,6 +54,8 @@ void add_run(CLI::App& app, Context& ctx) {
             bool memory_upper = !o->keep && !o->upper_on_disk;
             // Nor does its init: it runs in a copy of us, without starting dsec-init (ns/init.h).
             copts->init_in_process = !o->keep;
+            // That init leaves once this command has ended (ns/init.h): its end is the sandbox's.
+            eopts->ends_sandbox = copts->init_in_process;
             if (memory_upper && copts->disk == 0) copts->disk = sandbox::default_memory_upper_size();
             auto rootfs = rootfs_from_layers(ctx, o->create.layers, id, o->create.verify, !memory_upper);
             if (!rootfs) return fail(rootfs.error());
