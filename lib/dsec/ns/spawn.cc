@@ -102,7 +102,7 @@ void receive_mounts(const Child& c) {
         std::memcpy(g_args, "dsec-init", std::min(g_args_len - 1, sizeof "dsec-init" - 1));
     }
     // In a copy of us only for a one-shot sandbox (CreateOptions::init_in_process): its
-    // init leaves once the command it served has ended (init.h).
+    // init leaves once the one-shot's own command has ended (init.h).
     ::_exit(dsec_init_main_one_shot(c.argc, const_cast<char**>(c.argv)));
 }
 
