@@ -12,6 +12,23 @@ on_exit "dsec-run destroy --force lim > /dev/null"
 [ "$(dsec-run exec lim -- cat /proc/self/oom_score_adj)" = 1000 ] || fail "exec'd commands are not the OOM killer's first choice"
 [ "$(dsec-run exec lim -- cat /proc/1/oom_score_adj)" != 1000 ] || fail "the init is as likely an OOM victim as the commands"
 
+# Every command is in each of the sandbox's groups, the init's: one the init forks, and
+# one joined from outside (another user), whose helper enters the v1 groups by their
+# `tasks` files and the unified tree's at its clone (CLONE_INTO_CGROUP).
+init_cgroups=$(cat "/proc/$(dsec-run inspect lim | jq -r .pid)/cgroup")
+grep -q 'lim$' <<< "$init_cgroups" || fail "the init is in no group of the sandbox: $init_cgroups"
+for how in served joined; do
+    if [ $how = served ]; then opts=(); else opts=(--user 1000); fi
+    dsec-run exec "${opts[@]}" lim -- sleep 2913 > /dev/null 2>&1 &
+    cmd=
+    for i in $(seq 1 50); do cmd=$(pgrep -f '^sleep 2913$') && break; sleep 0.1; done
+    [ -n "$cmd" ] || fail "$how: the command did not start"
+    [ "$(cat "/proc/$cmd/cgroup")" = "$init_cgroups" ] ||
+        fail "$how: the command's groups differ from the init's: $(cat "/proc/$cmd/cgroup")"
+    kill "$cmd"
+    wait
+done
+
 # A shell that holds 100 MB in a variable is killed by the OOM killer.
 r=$(dsec-run exec --json lim -- sh -c 'a=$(yes | head -c 100000000); echo survived' || true)
 echo "$r" | jq -e '.signal == 9 and (.stdout | contains("survived") | not)' > /dev/null || fail "no OOM kill: $(echo "$r" | jq -c 'del(.stdout)')"

@@ -73,7 +73,8 @@ TEST_CASE("open_sandbox: the cgroup saved at create must be the one this host gi
     CHECK(opened->cg.dirs() == here->dirs());
     auto join = opened->join(0, true);
     CHECK(join.init_pid == 1);
-    CHECK(join.cgroup_procs == here->procs_files());
+    CHECK(join.cgroup_join == here->v1_join_files());
+    CHECK(join.cgroup_unified == here->unified_dir());
 
     sandbox::State moved = same;
     moved.cgroup->dirs = {"/sys/fs/cgroup/elsewhere/box"};

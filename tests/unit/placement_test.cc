@@ -55,7 +55,10 @@ TEST_CASE("placement: shared on a hybrid host moves only the memory group") {
     CHECK(p->join.size() == 6);
     CHECK(p->join.back() == p->shared);
     cgroup::Cgroup cg(layout_of(kHybrid), "dsec", "a", cgroup::Memcg::shared);
-    CHECK(cg.procs_files().back() == "/sys/fs/cgroup/memory/dsec/.shared-memory/cgroup.procs");
+    // v1 groups are joined through `tasks` (no global lock); the unified tree's at the clone.
+    CHECK(cg.v1_join_files().size() == 5);
+    CHECK(cg.v1_join_files().back() == "/sys/fs/cgroup/memory/dsec/.shared-memory/tasks");
+    CHECK(cg.v1_join_files().front() == "/sys/fs/cgroup/cpu/dsec/a/tasks");
     CHECK(cg.memcg() == cgroup::Memcg::shared);
 }
 

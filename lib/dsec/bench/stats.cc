@@ -115,6 +115,7 @@ json Machine::to_json() const {
            {"cgroup_mode", cgroup_mode},
            {"cpu_model", cpu_model}};
     if (state_fs) j["state_fs"] = state_fs->to_json();
+    if (rcu_expedited) j["rcu_expedited"] = *rcu_expedited;
     return j;
 }
 
@@ -184,6 +185,7 @@ Machine read_machine() {
     if (auto ci = fs::read_file("/proc/cpuinfo")) m.cpu_model = cpu_model_from_cpuinfo(*ci);
     if (const char* root = std::getenv("DSEC_ROOT"); root && *root)
         if (auto f = state_fs(root)) m.state_fs = std::move(*f);
+    if (auto rcu = fs::read_file("/sys/kernel/rcu_expedited"); rcu && !rcu->empty()) m.rcu_expedited = (*rcu)[0] != '0';
     return m;
 }
 

@@ -71,9 +71,10 @@ std::string Cgroup::dir_for(const std::string& controller) const {
     return placement_.unified;
 }
 
-std::vector<std::string> Cgroup::procs_files() const {
+std::vector<std::string> Cgroup::v1_join_files() const {
     std::vector<std::string> out;
-    for (auto& d : placement_.join) out.push_back(d + "/cgroup.procs");
+    for (auto& d : placement_.join)
+        if (d != placement_.unified) out.push_back(d + "/tasks");
     return out;
 }
 

@@ -46,8 +46,13 @@ public:
     const std::string& unified_dir() const { return placement_.unified; }
     /// The groups a process joins: dirs(), plus the shared memory group on v1.
     const std::vector<std::string>& join_dirs() const { return placement_.join; }
-    /// The files a process writes its pid into to join (cgroup.procs of join_dirs()).
-    std::vector<std::string> procs_files() const;
+    /// The files a process writes "0" into to join the v1 groups of join_dirs(): `tasks`,
+    /// which moves only the writing thread, so the kernel skips the global threadgroup
+    /// lock that a cgroup.procs write takes, whose taking waits for an RCU grace period (6
+    /// to 14 ms a write on a host with rcu_expedited=0, the usual). For a process of one
+    /// thread only, which every joiner of ours is: a new child, before it starts any. The
+    /// unified tree's group, unified_dir(), is entered at the clone (CLONE_INTO_CGROUP).
+    std::vector<std::string> v1_join_files() const;
     /// Own or shared memory cgroup.
     Memcg memcg() const { return memcg_; }
     /// The shared memory group ("" with Memcg::own).

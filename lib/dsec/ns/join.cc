@@ -11,9 +11,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <optional>
 
 #include "dsec/sys/process.h"
+#include "dsec/ns/clone_on_stack.h"
 #include "dsec/ns/confinement.h"
 #include "dsec/ns/helper_stack.h"
 #include "dsec/ns/spawn.h"
@@ -34,7 +36,7 @@ int body_entry(void* p) {
 }
 
 [[noreturn]] void helper(const JoinSpec& spec, const std::vector<int>& keep, int pidfd, int report_fd,
-                         const std::function<void()>& body, HelperStack* body_stack) {
+                         const std::function<void()>& body, HelperStack* body_stack, bool in_unified) {
     auto send_fail = [&](const char* op) {
         dsec_send_report(report_fd, errno ? errno : EIO, 0, op, "");
         ::_exit(1);
@@ -47,13 +49,16 @@ int body_entry(void* p) {
     int adj = ::open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
     if (adj < 0 || ::write(adj, "1000", 4) != 4) send_fail("oom_score_adj");
     ::close(adj);
-    // Cgroups next: the child then starts inside the sandbox's limits.
-    for (auto& f : spec.cgroup_procs) {
-        int fd = ::open(f.c_str(), O_WRONLY | O_CLOEXEC);
-        if (fd < 0 && errno == ENOENT) continue;  // a hierarchy without this sandbox
+    // Cgroups next: the child then starts inside the sandbox's limits. The unified tree's
+    // group was entered at our clone where the kernel could (in_unified).
+    auto join = [&](const std::string& file) {
+        int fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0 && errno == ENOENT) return;  // a hierarchy without this sandbox
         if (fd < 0 || ::write(fd, "0", 1) < 0) send_fail("join cgroup");
         ::close(fd);
-    }
+    };
+    for (auto& f : spec.cgroup_join) join(f);
+    if (!in_unified && !spec.cgroup_unified.empty()) join(spec.cgroup_unified + "/cgroup.procs");
     int flags = spec.namespaces ? spec.namespaces : sandbox_namespaces() | CLONE_NEWCGROUP;
     if (spec.userns) flags |= CLONE_NEWUSER;
     if (::setns(pidfd, flags) < 0) send_fail("setns");
@@ -91,12 +96,13 @@ struct HelperArgs {
     const std::function<void()>* body;
     HelperStack* stack;
     HelperStack* body_stack;  // null: the child is a copy of us
+    bool in_unified;          // started in the sandbox's unified-tree group (CLONE_INTO_CGROUP)
 };
 
 int helper_entry(void* p) {
     auto* a = static_cast<HelperArgs*>(p);
     a->stack->entered();
-    helper(*a->spec, *a->keep, a->pidfd, a->report_fd, *a->body, a->body_stack);
+    helper(*a->spec, *a->keep, a->pidfd, a->report_fd, *a->body, a->body_stack, a->in_unified);
 }
 
 }  // namespace
@@ -120,13 +126,33 @@ Result<Joined> spawn_inside(const JoinSpec& spec, const std::function<void()>& b
     std::sort(keep.begin(), keep.end());
     // Dumpability belongs to the memory map, which the helper shares and the child copies.
     ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    HelperArgs args{&spec, &keep, pidfd.get(), wr.get(), &body, &stack, body_stack ? &*body_stack : nullptr};
-    pid_t h = ::clone(helper_entry, stack.top(), CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+    HelperArgs args{&spec, &keep, pidfd.get(), wr.get(), &body, &stack, body_stack ? &*body_stack : nullptr, false};
+    // Started in the sandbox's group of the unified tree, where it has one: no write of
+    // the helper's pid into it (clone_on_stack.h says what that would cost).
+    Fd unified;
+    if (!spec.cgroup_unified.empty())
+        unified.reset(::open(spec.cgroup_unified.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    long h = -1;
+    if (unified) {
+        clone_args ca;
+        std::memset(&ca, 0, sizeof ca);
+        ca.flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP;
+        ca.exit_signal = SIGCHLD;
+        ca.stack = uint64_t(uintptr_t(stack.base));
+        ca.stack_size = HelperStack::kSize;
+        ca.cgroup = uint64_t(unified.get());
+        args.in_unified = true;
+        h = clone3_on_stack(&ca, helper_entry, &args);
+    }
+    if (h < 0 && (!unified || errno == ENOSYS)) {
+        args.in_unified = false;
+        h = ::clone(helper_entry, stack.top(), CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+    }
     stack.returned();
-    if (h < 0) return fail(sys_error("clone", "join helper"));
+    if (h < 0) return fail(sys_error(args.in_unified ? "clone3" : "clone", "join helper"));
     wr.reset();
     auto reported = read_report(rd.get(), "entering sandbox init " + std::to_string(spec.init_pid));
-    while (::waitpid(h, nullptr, 0) < 0 && errno == EINTR) {
+    while (::waitpid(pid_t(h), nullptr, 0) < 0 && errno == EINTR) {
     }
     if (!reported) {
         if (reported.error().err == ESRCH) return fail(make_error(Code::not_running, "the sandbox's init process is gone"));

@@ -14,7 +14,9 @@ namespace dsec::ns {
 struct JoinSpec {
     int init_pid = 0;
     unsigned long long init_start = 0;        // to refuse a reused pid
-    std::vector<std::string> cgroup_procs;    // cgroup.procs files to join first
+    std::vector<std::string> cgroup_join;     // v1 files to write "0" into first (Cgroup::v1_join_files)
+    std::string cgroup_unified;               // the unified tree's group ("" if none), entered at
+                                              // the helper's clone (CLONE_INTO_CGROUP)
     int namespaces = 0;                       // CLONE_NEW* set for setns; 0: all of a sandbox's
     bool userns = true;                       // the sandbox has its own user namespace: join it too
     std::vector<int> keep_fds;                // descriptors `body` needs; every other one is closed

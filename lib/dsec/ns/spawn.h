@@ -35,7 +35,7 @@ struct InitSpec {
     uint32_t id_count = 0;            // ... and its length; mapped by sandbox_id_map (idrange.h)
     const dsec_confinement* confinement = nullptr;  // what the init applies once ready
     int unified_cgroup_fd = -1;       // a cgroup2 directory: CLONE_INTO_CGROUP
-    std::vector<int> join_fds;        // cgroup.procs files (v1) the child writes "0" into
+    std::vector<int> join_fds;        // v1 join files (Cgroup::v1_join_files) the child writes "0" into
     std::vector<int> binds;           // detached mounts, in the init's start directory as b0.. (bind_stage.h)
     int exec_listen = -1;             // a listening socket the init serves execs on (confine.h), after the layers
     bool in_process = false;          // run the init's code in the child, no execve of exe_path (init.h);

@@ -7,7 +7,7 @@
 namespace dsec::sandbox {
 
 ns::JoinSpec Opened::join(int namespaces, bool userns) const {
-    return ns::JoinSpec{state.pid, state.pid_start, cg.procs_files(), namespaces, userns, {}};
+    return ns::JoinSpec{state.pid, state.pid_start, cg.v1_join_files(), cg.unified_dir(), namespaces, userns, {}};
 }
 
 bool same_cgroup(const SavedCgroup& saved, const cgroup::Cgroup& cg) {

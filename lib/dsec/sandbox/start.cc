@@ -14,7 +14,7 @@
 namespace dsec::sandbox {
 
 namespace {
-// The descriptors start_init() needs: the unified cgroup directory and the v1 procs files.
+// The descriptors start_init() needs: the unified cgroup directory and the v1 join files.
 struct CgroupFds {
     Fd unified;
     std::vector<Fd> join;
@@ -22,14 +22,13 @@ struct CgroupFds {
 
 Result<CgroupFds> open_cgroup_fds(const cgroup::Cgroup& cg) {
     CgroupFds fds;
-    for (auto& dir : cg.join_dirs()) {
-        if (dir == cg.unified_dir()) {
-            fds.unified.reset(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-            if (!fds.unified) return fail(sys_error("open", dir));
-            continue;
-        }
-        Fd f(::open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
-        if (!f) return fail(sys_error("open", dir + "/cgroup.procs"));
+    if (!cg.unified_dir().empty()) {
+        fds.unified.reset(::open(cg.unified_dir().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (!fds.unified) return fail(sys_error("open", cg.unified_dir()));
+    }
+    for (auto& file : cg.v1_join_files()) {
+        Fd f(::open(file.c_str(), O_WRONLY | O_CLOEXEC));
+        if (!f) return fail(sys_error("open", file));
         fds.join.push_back(std::move(f));
     }
     return fds;
