@@ -25,6 +25,7 @@ using Action = std::function<Result<int>()>;
 struct Options {
     size_t iterations = 0;  // 0: the subcommand's default
     size_t warmup = 2;
+    size_t pause_ms = 0;    // idle time after each run, outside the timing
     size_t parallel = 0;    // 0: the subcommand's default
     size_t count = 0;       // 0: the subcommand's default
     double scale = 1.0;
@@ -75,10 +76,14 @@ struct Variant {
         std::make_shared<std::map<std::string, std::vector<double>>>();
 };
 
-/// Runs the available variants alternately (A B C A B C ...): `warmup` rounds thrown
+/// Runs the available variants alternately, each round starting one further along (A B
+/// C, B C A, C A B, ...: none always runs right after the same other, whose leftover work,
+/// a namespace's teardown in the kernel, would load it alone), idle for `pause_ms` after
+/// each run, outside its timing, for that work to end: `warmup` rounds thrown
 /// away, then `n` rounds kept. A variant that fails is marked unavailable with the
 /// reason and dropped from later rounds; the others go on. Errors: interrupted.
-Status interleave(std::vector<Variant>& variants, size_t n, size_t warmup, const std::string& label);
+Status interleave(std::vector<Variant>& variants, size_t n, size_t warmup, const std::string& label,
+                  size_t pause_ms = 0);
 
 /// Puts each variant's figure, its "baselines" entry and ratios of `subject` against
 /// every other variant (per-pair ratios of interleaved runs, their median) in `rec`.

@@ -213,7 +213,7 @@ void add_compare(CLI::App& app, Context& ctx) {
     auto* compare = app.add_subcommand(
         "compare", "one-shot /bin/true in a fresh sandbox from the same tree: dsec vs bwrap vs runc, interleaved");
     compare->footer(cli::example("  dsec-bench compare -n 30 --plot compare.svg | jq .ratios"));
-    add_options(compare, ctx.opt, {"n", "warmup", "scale", "plot", "tree", "use-state"});
+    add_options(compare, ctx.opt, {"n", "warmup", "pause", "scale", "plot", "tree", "use-state"});
     compare->callback([&ctx] {
         ctx.action = [&ctx]() -> Result<int> {
             if (auto r = prepare(ctx); !r) return fail(r.error());
@@ -223,9 +223,9 @@ void add_compare(CLI::App& app, Context& ctx) {
                                     runc_variant(ctx)};
             auto rec = new_record("compare", "one-shot /bin/true in a fresh sandbox started from the same tree, "
                                              "under dsec (made on the spot, and drawn from a warm pool), bwrap "
-                                             "and runc, run alternately (A B C D A B C D ...)");
-            rec["counts"] = {{"iterations", n}, {"warmup", ctx.opt.warmup}};
-            auto ran = interleave(vs, n, ctx.opt.warmup, "compare");
+                                             "and runc, run alternately, each round starting one further along (A B C D, B C D A, ...)");
+            rec["counts"] = {{"iterations", n}, {"warmup", ctx.opt.warmup}, {"pause_ms", ctx.opt.pause_ms}};
+            auto ran = interleave(vs, n, ctx.opt.warmup, "compare", ctx.opt.pause_ms);
             drain_pool(ctx, pool_key);
             if (!ran) return fail(ran.error());
             add_variants(rec, vs, "dsec-pool");
@@ -236,7 +236,7 @@ void add_compare(CLI::App& app, Context& ctx) {
 
     auto* run = app.add_subcommand("run", "one-shot latency of dsec-run run -- /bin/true, against a plain fork/exec");
     run->footer(cli::example("  dsec-bench run -n 50 | jq .ratios"));
-    add_options(run, ctx.opt, {"n", "warmup", "scale", "plot", "tree", "use-state"});
+    add_options(run, ctx.opt, {"n", "warmup", "pause", "scale", "plot", "tree", "use-state"});
     run->callback([&ctx] {
         ctx.action = [&ctx]() -> Result<int> {
             if (auto r = prepare(ctx); !r) return fail(r.error());
@@ -244,8 +244,8 @@ void add_compare(CLI::App& app, Context& ctx) {
             std::vector<Variant> vs{dsec_run_variant(ctx), fork_exec_variant(ctx)};
             auto rec = new_record("run", "dsec-run run --layers LAYER -- /bin/true (a sandbox made, used once, "
                                          "destroyed), alternating with a plain fork/exec of the same binary");
-            rec["counts"] = {{"iterations", n}, {"warmup", ctx.opt.warmup}};
-            if (auto r = interleave(vs, n, ctx.opt.warmup, "run"); !r) return fail(r.error());
+            rec["counts"] = {{"iterations", n}, {"warmup", ctx.opt.warmup}, {"pause_ms", ctx.opt.pause_ms}};
+            if (auto r = interleave(vs, n, ctx.opt.warmup, "run", ctx.opt.pause_ms); !r) return fail(r.error());
             if (auto r = finish(ctx, rec, vs, "dsec", "dsec-run run: latency CDF"); !r) return fail(r.error());
             return 0;
         };
@@ -254,7 +254,7 @@ void add_compare(CLI::App& app, Context& ctx) {
     auto* exec = app.add_subcommand(
         "exec", "latency of dsec-run exec into live sandboxes (a process per exec, and batched), against a plain fork/exec");
     exec->footer(cli::example("  dsec-bench exec -n 50 --count 4 | jq .ratios"));
-    add_options(exec, ctx.opt, {"n", "warmup", "count", "scale", "plot", "tree", "use-state"});
+    add_options(exec, ctx.opt, {"n", "warmup", "pause", "count", "scale", "plot", "tree", "use-state"});
     exec->callback([&ctx] {
         ctx.action = [&ctx]() -> Result<int> {
             if (auto r = prepare(ctx); !r) return fail(r.error());
@@ -280,9 +280,9 @@ void add_compare(CLI::App& app, Context& ctx) {
             auto rec = new_record("exec", "dsec-run exec into live sandboxes (one process per exec, as a script "
                                           "would; and one process for a batch of records), alternating with a "
                                           "plain fork/exec of the same binary");
-            rec["counts"] = {{"iterations", n}, {"warmup", ctx.opt.warmup}, {"live_sandboxes", boxes.ids.size()},
+            rec["counts"] = {{"iterations", n}, {"warmup", ctx.opt.warmup}, {"pause_ms", ctx.opt.pause_ms}, {"live_sandboxes", boxes.ids.size()},
                              {"batch_execs", kBatchExecs}};
-            if (auto r = interleave(vs, n, ctx.opt.warmup, "exec"); !r) return fail(r.error());
+            if (auto r = interleave(vs, n, ctx.opt.warmup, "exec", ctx.opt.pause_ms); !r) return fail(r.error());
             if (auto r = boxes.destroy(); !r) return fail(r.error());
             add_variants(rec, vs, "dsec-batch");
             if (auto r = finish(ctx, rec, vs, "dsec", "exec into a live sandbox: latency CDF"); !r) return fail(r.error());

@@ -1,7 +1,9 @@
 // What the subcommands share: options, the private workspace and tree, the dsec tools,
 // interleaved timing and the record's common parts.
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <thread>
 
 #include "dsec/bench/plot.h"
 #include "dsec/json/jsonl.h"
@@ -22,6 +24,7 @@ void add_options(CLI::App* cmd, Options& o, const std::vector<std::string>& whic
     for (auto& w : which) {
         if (w == "n") cmd->add_option("-n,--iterations", o.iterations, "measured runs of each variant")->check(CLI::Range(1, 1000000));
         if (w == "warmup") cmd->add_option("--warmup", o.warmup, "runs of each variant thrown away first")->capture_default_str();
+        if (w == "pause") cmd->add_option("--pause", o.pause_ms, "idle milliseconds after each run (untimed), for the leftover kernel work to end")->check(CLI::Range(0, 60000));
         if (w == "P") cmd->add_option("-P,--parallel", o.parallel, "operations at once")->check(CLI::Range(1, 1024));
         if (w == "count") cmd->add_option("--count", o.count, "sandboxes to make")->check(CLI::Range(1, 1000000));
         if (w == "scale") cmd->add_option("--scale", o.scale, "multiply the default sizes and counts by F")->check(CLI::PositiveNumber);
@@ -87,12 +90,14 @@ json new_record(const std::string& name, const std::string& what) {
             {"baselines", json::object()}};
 }
 
-Status interleave(std::vector<Variant>& variants, size_t n, size_t warmup, const std::string& label) {
+Status interleave(std::vector<Variant>& variants, size_t n, size_t warmup, const std::string& label,
+                  size_t pause_ms) {
     cli::Progress bar(label, (n + warmup) * variants.size());
     for (size_t round = 0; round < n + warmup; round++) {
         if (round == warmup)
             for (auto& v : variants) v.extra->clear();
-        for (auto& v : variants) {
+        for (size_t k = 0; k < variants.size(); k++) {
+            auto& v = variants[(round + k) % variants.size()];
             if (cli::interrupted()) return fail(cli::interrupted_error());
             bar.add(1);
             if (!v.unavailable.empty()) continue;
@@ -103,6 +108,8 @@ Status interleave(std::vector<Variant>& variants, size_t n, size_t warmup, const
                 continue;
             }
             if (round >= warmup) v.samples.push_back(*ms);
+            if (pause_ms) std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+            if (const char* p = getenv("XPAUSE")) ::usleep(useconds_t(atoi(p)) * 1000);
         }
     }
     return {};
