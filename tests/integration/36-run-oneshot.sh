@@ -137,6 +137,13 @@ for user in root 1000; do
         fail "an exec as $user into a one-shot sandbox: $(cat "$T/other.json")"
 done
 
+# A process inside named like one joined from outside (its name, in /proc/PID/stat, holds
+# ") S 0"), left running by the command: the run still ends with the command's status.
+rc=0
+timeout 20 dsec-run run --layers base -- sh -c 'printf "#!/bin/sh\nsleep 30\n" > "/tmp/) S 0 1 1 1"
+    chmod +x "/tmp/) S 0 1 1 1"; "/tmp/) S 0 1 1 1" & sleep 0.2; grep -qF "() S 0 1 1 1) S " /proc/$!/stat || exit 9; exit 7' || rc=$?
+[ "$rc" = 7 ] || fail "a one-shot leaving a process named ') S 0 1 1 1' exited $rc (7: its status; 9: not so named; 124: it hung)"
+
 # Nothing is left: state, uppers, mounts, processes.
 [ -z "$(ls "$DSEC_RUN/sandboxes" 2>/dev/null)" ] || fail "state left: $(ls "$DSEC_RUN/sandboxes")"
 [ -z "$(ls "$DSEC_ROOT/sandboxes" 2>/dev/null)" ] || fail "uppers left"
