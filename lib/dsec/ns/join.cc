@@ -148,8 +148,12 @@ Result<Joined> spawn_inside(const JoinSpec& spec, const std::function<void()>& b
         args.in_unified = false;
         h = ::clone(helper_entry, stack.top(), CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
     }
+    int clone_err = errno;
     stack.returned();
-    if (h < 0) return fail(sys_error(args.in_unified ? "clone3" : "clone", "join helper"));
+    // A group removed since we opened it (ENODEV) is a sandbox being destroyed.
+    if (h < 0 && args.in_unified && clone_err == ENODEV)
+        return fail(make_error(Code::not_running, "the sandbox's init process is gone"));
+    if (h < 0) return fail(errno_error(clone_err, args.in_unified ? "clone3" : "clone", "join helper"));
     wr.reset();
     auto reported = read_report(rd.get(), "entering sandbox init " + std::to_string(spec.init_pid));
     while (::waitpid(pid_t(h), nullptr, 0) < 0 && errno == EINTR) {
