@@ -109,7 +109,6 @@ Status interleave(std::vector<Variant>& variants, size_t n, size_t warmup, const
             }
             if (round >= warmup) v.samples.push_back(*ms);
             if (pause_ms) std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
-            if (const char* p = getenv("XPAUSE")) ::usleep(useconds_t(atoi(p)) * 1000);
         }
     }
     return {};
