@@ -44,9 +44,8 @@ public:
     const std::vector<std::string>& unused_dirs() const { return placement_.unused; }
     /// The unified-tree directory ("" without cgroup2), usable with CLONE_INTO_CGROUP.
     const std::string& unified_dir() const { return placement_.unified; }
-    /// The groups a process joins: dirs(), plus the shared memory group on v1.
-    const std::vector<std::string>& join_dirs() const { return placement_.join; }
-    /// The files a process writes "0" into to join the v1 groups of join_dirs(): `tasks`,
+    /// The files a process writes "0" into to join the v1 groups it belongs in (those of
+    /// dirs(), plus the shared memory group on v1): `tasks`,
     /// which moves only the writing thread, so the kernel skips the global threadgroup
     /// lock that a cgroup.procs write takes, whose taking waits for an RCU grace period (6
     /// to 14 ms a write on a host with rcu_expedited=0, the usual). For a process of one
