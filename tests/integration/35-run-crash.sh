@@ -1,6 +1,6 @@
 #!/bin/bash
-# Crashes and bad input: dsec-run killed with SIGKILL in the middle of a batch create,
-# half-made sandboxes (truncated state, partial cgroups, no upper, no init), rootfs
+# Crashes and bad input: dsec-run killed with SIGKILL in the middle of a batch create
+# and of a one-shot run, half-made sandboxes (truncated state, partial cgroups, no upper, no init), rootfs
 # records whose layers are not mounted. destroy always finishes the job.
 . "$(dirname "$0")/lib.sh"
 
@@ -39,6 +39,20 @@ kill -9 "$(jq -r .pid "$DSEC_RUN/sandboxes/orphan/state.json")"
 sleep 0.1
 expect_exit 1 dsec-run exec orphan -- true
 dsec-run destroy orphan > /dev/null
+
+# dsec-run run killed by SIGKILL (a harness's hard timeout): its command does not run on
+# unread (the one-shot's init dies with it), and gc destroys what is left.
+dsec-run run --layers base -- sleep 3017 &
+pid=$!
+for _ in $(seq 100); do pgrep -f '^sleep 3017$' > /dev/null && break; sleep 0.05; done
+pgrep -f '^sleep 3017$' > /dev/null || fail "the one-shot's command did not start"
+kill -9 $pid
+wait $pid 2>/dev/null || true
+for _ in $(seq 50); do pgrep -f '^sleep 3017$' > /dev/null || break; sleep 0.1; done
+! pgrep -f '^sleep 3017$' > /dev/null || fail "a one-shot's command outlived its killed dsec-run"
+dsec-run ls | jq -se 'length == 1 and .[0].state == "dead"' > /dev/null || fail "the killed one-shot: $(dsec-run ls)"
+dsec-reclaim gc --grace 0s > /dev/null
+[ -z "$(ls "$DSEC_RUN/sandboxes")" ] || fail "gc left the killed one-shot: $(ls "$DSEC_RUN/sandboxes")"
 
 [ -z "$(ls "$DSEC_RUN/sandboxes")" ] || fail "state left: $(ls "$DSEC_RUN/sandboxes")"
 [ -z "$(ls "$DSEC_ROOT/sandboxes" 2>/dev/null)" ] || fail "uppers left: $(ls "$DSEC_ROOT/sandboxes")"

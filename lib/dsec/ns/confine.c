@@ -144,7 +144,7 @@ static void copy_str(char *dst, size_t size, const char *src) {
     dst[i] = 0;
 }
 
-void dsec_send_report(int fd, int err, int value, const char *op, const char *path) {
+int dsec_send_report(int fd, int err, int value, const char *op, const char *path) {
     int saved = errno;
     struct dsec_report r;
     memset(&r, 0, sizeof r);
@@ -152,7 +152,9 @@ void dsec_send_report(int fd, int err, int value, const char *op, const char *pa
     r.value = value;
     copy_str(r.op, sizeof r.op, op);
     copy_str(r.path, sizeof r.path, path);
-    while (write(fd, &r, sizeof r) < 0 && errno == EINTR) {
+    ssize_t n;
+    while ((n = write(fd, &r, sizeof r)) < 0 && errno == EINTR) {
     }
     errno = saved;
+    return n == (ssize_t)sizeof r ? 0 : -1;
 }

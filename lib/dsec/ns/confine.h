@@ -67,8 +67,9 @@ struct dsec_report {
     char path[192]; /* what it acted on, inside the sandbox ("" when nothing) */
 };
 
-/* Writes a report to `fd` (truncating long strings). Async-signal-safe; keeps errno. */
-void dsec_send_report(int fd, int err, int value, const char *op, const char *path);
+/* Writes a report to `fd` (truncating long strings). Async-signal-safe; keeps errno.
+ * Returns 0, or -1 when the write failed (the reader gone: EPIPE). */
+int dsec_send_report(int fd, int err, int value, const char *op, const char *path);
 
 /* How a command's child reports a failure before its execve, on the pipe that closes at
  * the execve: the step (DSEC_STAGE_*) and its errno. */

@@ -827,10 +827,15 @@ int dsec_init_main(int argc, char **argv) {
     if (syscall(SYS_capget, &cap_header, cap_data) < 0) die("capget", "");
     cap_data[0].effective = cap_data[1].effective = 0;
     if (syscall(SYS_capset, &cap_header, cap_data) < 0) die("capset", "");
-    /* Ready: from now on we outlive the dsec-run thread that started us (cleared before
-     * the report, which lets that thread go on and end). */
-    prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
-    dsec_send_report(kStatusFd, 0, 0, "ok", "");
+    /* Ready: from now on a sandbox that lives on outlives the dsec-run thread that started
+     * us (cleared before the report, which lets that thread go on and end). A one-shot's
+     * init does not: its dsec-run destroys the sandbox on every way out but SIGKILL, and
+     * once that has killed it, nobody reads the command's output or status, and the
+     * command would run on for ever; dying with it leaves the sandbox with a dead init,
+     * which dsec-reclaim gc destroys. Set again, as the confinement's setresuid clears it;
+     * had dsec-run died before that, the report finds its pipe without a reader. */
+    prctl(PR_SET_PDEATHSIG, one_shot ? SIGKILL : 0, 0, 0, 0);
+    if (dsec_send_report(kStatusFd, 0, 0, "ok", "") < 0 && one_shot) _exit(1);
     close(kStatusFd);
     int listener = kFirstLowerFd + atoi(argv[2]);
     if (listening(listener)) serve(listener, &all);
