@@ -3,7 +3,7 @@
 # init (which already holds its namespaces, cgroups and confinement) through a socket in
 # the sandbox's state directory, instead of being joined from outside. What must hold:
 # the same confinement and result as a joined command (capabilities, seccomp, exit
-# codes, signals, output, stdin, timeouts that kill the whole session, the caller's
+# codes, signals, output, stdin, timeouts (and a killed dsec-run) that kill the whole session, the caller's
 # umask, nice value, limits and CPUs), only the command's pipes inside, the init itself using no capability, and the
 # join kept for other users, oversized requests and sandboxes whose init does not serve.
 . "$(dirname "$0")/lib.sh"
@@ -83,6 +83,25 @@ for _ in $(seq 50); do
     sleep 0.1
 done
 dsec-run exec s -- ps -o args | grep -q 'sleep 30[01]' && fail "the session outlived its timeout"
+
+# dsec-run exec killed by SIGKILL (a harness's hard timeout): nobody waits for the command
+# any more, so the init ends its session as a timeout would; a process that left the
+# session on purpose (setsid, a daemon) stays (until the sandbox goes), and the sandbox
+# serves on.
+dsec-run exec s -- sh -c 'setsid sleep 312 & sleep 310 & sleep 311' &
+execer=$!
+for _ in $(seq 50); do
+    [ "$(dsec-run exec s -- ps -o args | grep -c '^sleep 31[012]')" = 3 ] && break
+    sleep 0.1
+done
+kill -9 $execer
+wait $execer 2>/dev/null || true
+for _ in $(seq 50); do
+    grep -q 'sleep 31[01]' <(dsec-run exec s -- ps -o args 2> /dev/null) || break
+    sleep 0.1
+done
+dsec-run exec s -- ps -o args | grep -q 'sleep 31[01]' && fail "a killed exec's session ran on"
+dsec-run exec s -- ps -o args | grep -q '^sleep 312' || fail "a process that left the killed exec's session went too"
 
 # Many at once into one sandbox, beyond what the init serves at once: all run.
 for _ in $(seq 80); do dsec-run inspect s; done > "$T/records"

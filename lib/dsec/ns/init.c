@@ -605,6 +605,65 @@ static void lay_out(char *buf, char **room, const int *fds, struct command *c) {
  * keeps nothing of it between commands. */
 enum { kChildStack = 64 * 1024 };
 
+/* Calls fn(pid, fields, arg) for each process in our pid namespace but us, with
+ * `fields` the part of its /proc/PID/stat after the command name ("state ppid pgrp
+ * session ..."; the name may hold anything, so from the last ')'), until fn returns
+ * nonzero; returns that, 0 when none did, -1 when /proc cannot be read. With getdents64
+ * and stack buffers: no allocation here. */
+static int each_process(int (*fn)(int pid, const char *fields, void *arg), void *arg) {
+    int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) return -1;
+    char buf[4096], path[64], stat[512];
+    int found = 0;
+    long n;
+    while (!found && (n = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0)
+        for (long off = 0; off < n && !found;) {
+            const char *name = buf + off + 19; /* d_ino 8, d_off 8, d_reclen 2, d_type 1 */
+            off += *(const unsigned short *)(buf + off + 16);
+            if (name[0] < '1' || name[0] > '9' || strcmp(name, "1") == 0) continue;
+            snprintf(path, sizeof path, "%s/stat", name);
+            int fd = openat(dir, path, O_RDONLY | O_CLOEXEC);
+            if (fd < 0) continue; /* gone meanwhile */
+            ssize_t len = read(fd, stat, sizeof stat - 1);
+            close(fd);
+            if (len <= 0) continue;
+            stat[len] = 0;
+            const char *close_paren = strrchr(stat, ')');
+            if (close_paren) found = fn(atoi(name), close_paren + 1, arg);
+        }
+    close(dir);
+    return found;
+}
+
+/* A process that entered the sandbox from outside (an exec or session joined by setns,
+ * dsec-run cp): its parent is outside our pid namespace, so its PPid reads 0. */
+static int joined_from_outside(int pid, const char *fields, void *arg) {
+    (void)pid, (void)arg;
+    char state;
+    int ppid;
+    return sscanf(fields, " %c %d", &state, &ppid) == 2 && ppid == 0;
+}
+
+/* Whether a process entered the sandbox from outside; when /proc cannot be read, as
+ * if one had. */
+static int anyone_joined(void) { return each_process(joined_from_outside, NULL) != 0; }
+
+/* A member of the session `*arg`: killed. */
+static int kill_if_in_session(int pid, const char *fields, void *arg) {
+    char state;
+    int ppid, pgrp, session;
+    if (sscanf(fields, " %c %d %d %d", &state, &ppid, &pgrp, &session) == 4 && session == *(const int *)arg)
+        kill(pid, SIGKILL);
+    return 0;
+}
+
+/* A served command's tree, as dsec-run's kill_session takes it (sandbox/exec.cc): its
+ * process group and whatever kept its session (it started one). */
+static void kill_session(pid_t leader) {
+    kill(-leader, SIGKILL);
+    each_process(kill_if_in_session, &leader);
+}
+
 /* A message on connection `i`: its command, or its end (EOF). */
 static void serve_request(int i) {
     char *buf = mmap(NULL, DSEC_EXEC_MAX_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -651,6 +710,11 @@ static void serve_request(int i) {
         }
         for (int k = 0; k < nfds; k++) close(fds[k]);
         munmap(buf, DSEC_EXEC_MAX_BYTES);
+        /* The caller of a command still running went away: dsec-run killed (on any other
+         * way out it kills the command's session itself, or waits for its end). Nobody
+         * waits for its status or reads its output any more, so it goes as dsec-run would
+         * have ended it, rather than run on unseen in a sandbox that lives on. */
+        if (clients[i].pid > 0) kill_session(clients[i].pid);
         drop_client(i);
         return;
     }
@@ -703,37 +767,6 @@ static void reap(void) {
                 drop_client(i);
             }
     }
-}
-
-/* Whether a process entered the sandbox from outside (an exec or session joined by
- * setns, dsec-run cp): its parent is outside our pid namespace, so its PPid reads 0.
- * From /proc with getdents64 and a stack buffer: no allocation here. */
-static int anyone_joined(void) {
-    int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir < 0) return 1; /* cannot tell: stay, for destroy to end the sandbox */
-    char buf[4096], path[64], stat[512];
-    int found = 0;
-    long n;
-    while (!found && (n = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0)
-        for (long off = 0; off < n && !found;) {
-            const char *name = buf + off + 19; /* d_ino 8, d_off 8, d_reclen 2, d_type 1 */
-            off += *(const unsigned short *)(buf + off + 16);
-            if (name[0] < '1' || name[0] > '9' || strcmp(name, "1") == 0) continue;
-            snprintf(path, sizeof path, "%s/stat", name);
-            int fd = openat(dir, path, O_RDONLY | O_CLOEXEC);
-            if (fd < 0) continue; /* gone meanwhile */
-            ssize_t len = read(fd, stat, sizeof stat - 1);
-            close(fd);
-            if (len <= 0) continue;
-            stat[len] = 0;
-            /* "pid (comm) state ppid ...": comm may hold anything, so from the last ')'. */
-            const char *close_paren = strrchr(stat, ')');
-            char state;
-            int ppid;
-            if (close_paren && sscanf(close_paren + 1, " %c %d", &state, &ppid) == 2 && ppid == 0) found = 1;
-        }
-    close(dir);
-    return found;
 }
 
 /* A one-shot init leaves once the one-shot's own command has ended, so the sandbox's
