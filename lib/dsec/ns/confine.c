@@ -80,6 +80,11 @@ int dsec_confine(const struct dsec_confinement *c, const char **failed_op) {
         if (syscall(SYS_setresgid, (gid_t)c->gid, (gid_t)c->gid, (gid_t)c->gid) < 0) FAIL("setresgid");
     }
     if (c->uid >= 0 && syscall(SYS_setresuid, (uid_t)c->uid, (uid_t)c->uid, (uid_t)c->uid) < 0) FAIL("setresuid");
+    /* Changing ids sets the memory map's dumpability to fs.suid_dumpable, which a host may
+     * have at 1: a command joined from outside shares dsec-run's map until its execve, and
+     * a process inside with its new ids could then attach to it (where the seccomp
+     * profile allows ptrace) before the filter below is on. Not dumpable again at once. */
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) FAIL("dumpable");
     /* Root keeps the allowed set; anyone else has none (setuid cleared them already,
      * and inheritable is always empty so nothing carries over execve). */
     if (set_caps(c->uid == 0 || c->uid < 0 ? c->caps : 0) < 0) FAIL("capset");

@@ -66,6 +66,9 @@ int body_entry(void* p) {
     if (spec.userns && (::syscall(SYS_setgroups, 0, nullptr) < 0 || ::syscall(SYS_setresgid, 0, 0, 0) < 0 ||
                         ::syscall(SYS_setresuid, 0, 0, 0) < 0))
         send_fail("become root of the sandbox");
+    // That change of ids made our shared memory map as dumpable as fs.suid_dumpable says
+    // (1 on some hosts): not dumpable again before the child, which is visible inside.
+    if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) send_fail("dumpable");
     // CLONE_PARENT: the child is ours (dsec-run's) to wait for, not this helper's.
     long pid;
     if (body_stack) {
