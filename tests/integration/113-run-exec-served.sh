@@ -102,6 +102,21 @@ for _ in $(seq 50); do
 done
 dsec-run exec s -- ps -o args | grep -q 'sleep 31[01]' && fail "a killed exec's session ran on"
 dsec-run exec s -- ps -o args | grep -q '^sleep 312' || fail "a process that left the killed exec's session went too"
+# Joined from outside (another user's): the command dies with its dsec-run (its
+# parent-death signal), what it started in the background stays until the sandbox goes.
+dsec-run exec --user 1000 s -- sh -c 'sleep 313 & exec sleep 314' &
+execer=$!
+for _ in $(seq 50); do
+    [ "$(dsec-run exec s -- ps -o args | grep -c '^sleep 31[34]')" = 2 ] && break
+    sleep 0.1
+done
+kill -9 $execer
+wait $execer 2>/dev/null || true
+for _ in $(seq 50); do
+    grep -q '^sleep 314' <(dsec-run exec s -- ps -o args 2> /dev/null) || break
+    sleep 0.1
+done
+dsec-run exec s -- ps -o args | grep -q '^sleep 314' && fail "a killed joined exec's command ran on"
 
 # Many at once into one sandbox, beyond what the init serves at once: all run.
 for _ in $(seq 80); do dsec-run inspect s; done > "$T/records"

@@ -4,6 +4,7 @@
 #include <grp.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -147,6 +148,9 @@ std::string user_text(const User& user) { return std::to_string(user.uid) + ":" 
     if (::chdir(p.workdir.c_str()) < 0) die(0, 126);
     const char* op = "";
     if (dsec_confine(p.confinement.get(), &op) < 0) die(1, 126);
+    // After the confinement's change of ids, which clears it. Our parent is outside the
+    // sandbox's pid namespace (0 here) until it dies and the init (1) takes us.
+    if (io.caller_waits && (::prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || ::getppid() != 0)) die(1, 126);
     signal(SIGPIPE, SIG_DFL);
     std::vector<char*>& cands = p.candidate_ptrs;
     errno = dsec_exec_candidates(cands.data(), cands.size(), p.argv.data(), p.envp.data(), p.sh_argv.data());
@@ -279,6 +283,7 @@ Result<ExecResult> wait_for(const Paths& paths, const std::string& id, const Exe
 Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOptions& o) {
     auto io = Io::make(o);
     if (!io) return fail(io.error());
+    io->caller_waits = true;
     auto start_time = std::chrono::steady_clock::now();
     auto started = start(paths, id, o, *io, true);
     if (!started) return fail(started.error());
@@ -335,6 +340,7 @@ Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOpt
     if (!served) return fail(served.error());
     if (!*served) {
         // Refused, so never started: run it as any exec, with the same descriptors.
+        a.io.caller_waits = true;
         auto started = start(paths, id, o, a.io, true);
         if (!started) return fail(started.error());
         return wait_for(paths, id, o, a.io, start_time, *started);

@@ -21,6 +21,10 @@ struct Io {
     // shell reads its commands from a FIFO); keep_master leaves the pty's master open in
     // the command as descriptor 8 (a session's shell holds its own terminal).
     bool keep_master = false;
+    // Its caller waits for its end (exec, not a session's shell): a command joined from
+    // outside dies with the dsec-run thread that started it (its parent-death signal), as
+    // the init kills a served one whose caller went away.
+    bool caller_waits = false;
     Fd in_r, out_w, err_w;  // the child's: in_r is a pipe's read end or /dev/null
     Fd in_w, out_r, err_r, master;  // ours; in_w and master do not block
     // With -t the pty is the sandbox's own (its devpts), opened by the child once inside
