@@ -88,35 +88,30 @@ dsec-run exec s -- ps -o args | grep -q 'sleep 30[01]' && fail "the session outl
 # any more, so the init ends its session as a timeout would; a process that left the
 # session on purpose (setsid, a daemon) stays (until the sandbox goes), and the sandbox
 # serves on.
-dsec-run exec s -- sh -c 'setsid sleep 312 & sleep 310 & sleep 311' &
-execer=$!
-for _ in $(seq 50); do
-    [ "$(dsec-run exec s -- ps -o args | grep -c '^sleep 31[012]')" = 3 ] && break
-    sleep 0.1
-done
-kill -9 $execer
-wait $execer 2>/dev/null || true
-for _ in $(seq 50); do
-    grep -q 'sleep 31[01]' <(dsec-run exec s -- ps -o args 2> /dev/null) || break
-    sleep 0.1
-done
-dsec-run exec s -- ps -o args | grep -q 'sleep 31[01]' && fail "a killed exec's session ran on"
-dsec-run exec s -- ps -o args | grep -q '^sleep 312' || fail "a process that left the killed exec's session went too"
+# sleeps_in_s PATTERN: how many processes of sandbox s run a command matching PATTERN.
+sleeps_in_s() { dsec-run exec s -- ps -o args | grep -c "$1" || true; }
+# kill_exec STARTED PATTERN -- EXEC ARGS...: runs `dsec-run EXEC ARGS...` in the background,
+# waits until STARTED processes of s match PATTERN, kills dsec-run with SIGKILL, and
+# gives what it leaves up to 5 s to go.
+kill_exec() {
+    local started=$1 pattern=$2 execer
+    shift 3
+    dsec-run "$@" &
+    execer=$!
+    for _ in $(seq 50); do [ "$(sleeps_in_s "$pattern")" = "$started" ] && break; sleep 0.1; done
+    kill -9 $execer
+    wait $execer 2>/dev/null || true
+}
+gone_soon() { for _ in $(seq 50); do [ "$(sleeps_in_s "$1")" = 0 ] && return; sleep 0.1; done; }
+kill_exec 3 '^sleep 31[012]' -- exec s -- sh -c 'setsid sleep 312 & sleep 310 & sleep 311'
+gone_soon '^sleep 31[01]'
+[ "$(sleeps_in_s '^sleep 31[01]')" = 0 ] || fail "a killed exec's session ran on"
+[ "$(sleeps_in_s '^sleep 312')" = 1 ] || fail "a process that left the killed exec's session went too"
 # Joined from outside (another user's): the command dies with its dsec-run (its
 # parent-death signal), what it started in the background stays until the sandbox goes.
-dsec-run exec --user 1000 s -- sh -c 'sleep 313 & exec sleep 314' &
-execer=$!
-for _ in $(seq 50); do
-    [ "$(dsec-run exec s -- ps -o args | grep -c '^sleep 31[34]')" = 2 ] && break
-    sleep 0.1
-done
-kill -9 $execer
-wait $execer 2>/dev/null || true
-for _ in $(seq 50); do
-    grep -q '^sleep 314' <(dsec-run exec s -- ps -o args 2> /dev/null) || break
-    sleep 0.1
-done
-dsec-run exec s -- ps -o args | grep -q '^sleep 314' && fail "a killed joined exec's command ran on"
+kill_exec 2 '^sleep 31[34]' -- exec --user 1000 s -- sh -c 'sleep 313 & exec sleep 314'
+gone_soon '^sleep 314'
+[ "$(sleeps_in_s '^sleep 314')" = 0 ] || fail "a killed joined exec's command ran on"
 
 # Many at once into one sandbox, beyond what the init serves at once: all run.
 for _ in $(seq 80); do dsec-run inspect s; done > "$T/records"
