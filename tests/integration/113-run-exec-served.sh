@@ -107,6 +107,11 @@ kill_exec 3 '^sleep 31[012]' -- exec s -- sh -c 'setsid sleep 312 & sleep 310 & 
 gone_soon '^sleep 31[01]'
 [ "$(sleeps_in_s '^sleep 31[01]')" = 0 ] || fail "a killed exec's session ran on"
 [ "$(sleeps_in_s '^sleep 312')" = 1 ] || fail "a process that left the killed exec's session went too"
+# One that changed its ids since (root's may): killed all the same.
+dsec-run exec s -- sh -c 'echo "u:x:1000:1000::/:/bin/sh" >> /etc/passwd'
+kill_exec 1 '^sleep 315' -- exec s -- busybox su u -c 'exec sleep 315'
+gone_soon '^sleep 315'
+[ "$(sleeps_in_s '^sleep 315')" = 0 ] || fail "a killed exec's command that changed its ids ran on"
 # Joined from outside (another user's): the command dies with its dsec-run (its
 # parent-death signal), what it started in the background stays until the sandbox goes.
 kill_exec 2 '^sleep 31[34]' -- exec --user 1000 s -- sh -c 'sleep 313 & exec sleep 314'

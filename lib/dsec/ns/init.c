@@ -657,11 +657,24 @@ static int kill_if_in_session(int pid, const char *fields, void *arg) {
     return 0;
 }
 
+/* CAP_KILL in our effective set (where the sandbox's set has it), or none again: a
+ * command of root's may have changed its ids since we forked it. */
+static void use_cap_kill(int on) {
+    struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+    if (syscall(SYS_capget, &header, data) < 0) return;
+    data[0].effective = on ? data[0].permitted & (1U << CAP_KILL) : 0;
+    data[1].effective = 0;
+    (void)syscall(SYS_capset, &header, data);
+}
+
 /* A served command's tree, as dsec-run's kill_session takes it (sandbox/exec.cc): its
  * process group and whatever kept its session (it started one). */
 static void kill_session(pid_t leader) {
+    use_cap_kill(1);
     kill(-leader, SIGKILL);
     each_process(kill_if_in_session, &leader);
+    use_cap_kill(0);
 }
 
 /* A message on connection `i`: its command, or its end (EOF). */
