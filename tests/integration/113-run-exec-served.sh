@@ -112,6 +112,8 @@ dsec-run exec s -- sh -c 'echo "u:x:1000:1000::/:/bin/sh" >> /etc/passwd'
 kill_exec 1 '^sleep 315' -- exec s -- busybox su u -c 'exec sleep 315'
 gone_soon '^sleep 315'
 [ "$(sleeps_in_s '^sleep 315')" = 0 ] || fail "a killed exec's command that changed its ids ran on"
+[ "$(awk '/^CapEff:/ {print $2}' "/proc/$init/status")" = "$CAPS_NONE" ] ||
+    fail "the init kept an effective capability after killing a session"
 # Joined from outside (another user's): the command dies with its dsec-run (its
 # parent-death signal), what it started in the background stays until the sandbox goes.
 kill_exec 2 '^sleep 31[34]' -- exec --user 1000 s -- sh -c 'sleep 313 & exec sleep 314'
