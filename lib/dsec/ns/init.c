@@ -657,24 +657,25 @@ static int kill_if_in_session(int pid, const char *fields, void *arg) {
     return 0;
 }
 
-/* CAP_KILL in our effective set (where the sandbox's set has it), or none again: a
- * command of root's may have changed its ids since we forked it. */
-static void use_cap_kill(int on) {
+/* Our effective set: none (as we run), or CAP_KILL where the sandbox's set has it (a
+ * command of root's may have changed its ids since we forked it). Returns 0, or -1 with
+ * errno set. */
+static int effective_caps(int with_kill) {
     struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
     struct __user_cap_data_struct data[2];
-    if (syscall(SYS_capget, &header, data) < 0) return;
-    data[0].effective = on ? data[0].permitted & (1U << CAP_KILL) : 0;
+    if (syscall(SYS_capget, &header, data) < 0) return -1;
+    data[0].effective = with_kill ? data[0].permitted & (1U << CAP_KILL) : 0;
     data[1].effective = 0;
-    (void)syscall(SYS_capset, &header, data);
+    return (int)syscall(SYS_capset, &header, data);
 }
 
 /* A served command's tree, as dsec-run's kill_session takes it (sandbox/exec.cc): its
  * process group and whatever kept its session (it started one). */
 static void kill_session(pid_t leader) {
-    use_cap_kill(1);
+    effective_caps(1);
     kill(-leader, SIGKILL);
     each_process(kill_if_in_session, &leader);
-    use_cap_kill(0);
+    effective_caps(0);
 }
 
 /* A message on connection `i`: its command, or its end (EOF). */
@@ -868,11 +869,7 @@ int dsec_init_main(int argc, char **argv) {
     note_own_limits();
     /* The sandbox's capabilities stay permitted, for the commands we fork to get back at
      * their execve (as root of the sandbox); we use none ourselves. */
-    struct __user_cap_header_struct cap_header = {_LINUX_CAPABILITY_VERSION_3, 0};
-    struct __user_cap_data_struct cap_data[2];
-    if (syscall(SYS_capget, &cap_header, cap_data) < 0) die("capget", "");
-    cap_data[0].effective = cap_data[1].effective = 0;
-    if (syscall(SYS_capset, &cap_header, cap_data) < 0) die("capset", "");
+    if (effective_caps(0) < 0) die("capset", "");
     /* Ready: from now on a sandbox that lives on outlives the dsec-run thread that started
      * us (cleared before the report, which lets that thread go on and end). A one-shot's
      * init does not: its dsec-run destroys the sandbox on every way out but SIGKILL, and
