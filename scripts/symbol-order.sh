@@ -27,6 +27,16 @@ cg run run --layers base -- /bin/true
 dsec-run destroy order > /dev/null
 EOS
 OUT=$out bash "$out/profile.sh"
+list=$src/tools/dsec-run/symbol-order.txt
 grep -ohE '^c?fn=\([0-9]+\) .*' "$out"/* | sed -E 's/^c?fn=\([0-9]+\) //' |
-    grep -vE '^\(below main\)|^0x' | LC_ALL=C sort -u > "$src/tools/dsec-run/symbol-order.txt"
-echo "tools/dsec-run/symbol-order.txt: $(wc -l < "$src/tools/dsec-run/symbol-order.txt") functions"
+    grep -vE '^\(below main\)|^0x' | LC_ALL=C sort -u > "$out/ran"
+# The C library picks a string function's variant for the CPU at start (an ifunc), and
+# valgrind's CPU runs the AVX2 ones: every variant of each string function that ran is
+# listed (about 100, a few pages), for hosts with AVX-512 or without AVX2.
+bases=$(sed -nE 's/^__([a-z]+)_(sse|ssse|avx|evex).*/\1/p' "$out/ran" | sort -u | paste -sd '|')
+nm --defined-only "$DSEC_BIN/dsec-run" | awk '{print $3}' | grep -E "^__($bases)_(sse|ssse|avx|evex)" |
+    LC_ALL=C sort -u | grep -vxFf "$out/ran" > "$out/variants" || true
+# Last, the marker after which dsec-run's start maps no code ahead (lib/start/prefault.c).
+cat "$out/ran" "$out/variants" > "$list"
+echo dsec_hot_text_end >> "$list"
+echo "tools/dsec-run/symbol-order.txt: $(wc -l < "$list") functions"

@@ -29,6 +29,22 @@ if grep -qx 'DSEC_RUN_LINKS_STATIC_PIE:INTERNAL=ON' "$bin/CMakeCache.txt"; then
         if [ -z "$start" ] || [ $((entry)) != $((start)) ]; then
             problem "dsec-run's entry $entry is not dsec_start (${start:-absent})"
         fi
+        # Linked by lld, its start maps the code up to the marker its symbol-ordering file
+        # names last: the functions the file lists all lie below it.
+        if grep -qx 'DSEC_HAVE_LLD:INTERNAL=1' "$bin/CMakeCache.txt"; then
+            order=$(dirname "$0")/../../tools/dsec-run/symbol-order.txt
+            layout=$(nm --defined-only "$bin/dsec-run" | awk -v list="$order" -v marker=dsec_hot_text_end '
+                BEGIN { while ((getline n < list) > 0) want[n] = 1 }
+                $2 ~ /^[tTwW]$/ && ($3 in want) { addr[$3] = $1 }
+                END {
+                    end = addr[marker]
+                    if (end == "") { print "no " marker; exit }
+                    for (n in addr) if (addr[n] > end) above++
+                    if (above) print above " listed functions lie above " marker
+                    if (length(addr) < 500) print "only " length(addr) " listed functions found"
+                }')
+            [ -z "$layout" ] || problem "dsec-run's layout: $layout"
+        fi
     fi
 fi
 for tool in dsec-mount dsec-layer; do
