@@ -96,16 +96,12 @@ int dsec_exec_candidates(char *const *candidates, size_t n, char *const *argv, c
  * umask, nice value, resource limits (but core, nofile and fsize, which the sandbox sets:
  * those stay the init's) and CPU affinity, as a command joined from outside inherits them,
  * enters the directory and execs as root of the sandbox, inheriting everything else of the
- * init's (namespaces, cgroups, bounding set, capabilities, no_new_privs, seccomp); or, when
- * uid and gid are not both 0, changes to them first as dsec_confine does for a command
- * joined from outside (securebits, no supplementary groups, no capabilities for a user
- * but root), in a copy of the init's memory, never in the init's own. An init whose
- * permitted set lacks CAP_SETUID, CAP_SETGID or CAP_SETPCAP refuses those (EPERM). It
+ * init's (namespaces, cgroups, bounding set, capabilities, no_new_privs, seccomp). It
  * answers with a dsec_exec_started (and, when err is 0, a pidfd of the child by
  * SCM_RIGHTS; err is nonzero only when no child was made), then, once it has reaped the
  * child, a dsec_exec_ended, and closes the connection. */
 enum {
-    DSEC_EXEC_MAGIC = 0x34657364, /* "dse4"; an init of an older layout refuses it, and exec joins */
+    DSEC_EXEC_MAGIC = 0x33657364, /* "dse3"; an init of an older layout refuses it, and exec joins */
     DSEC_EXEC_MAX_BYTES = 60 * 1024, /* the whole message, within a socket buffer */
     DSEC_EXEC_NFDS = 4,
     DSEC_EXEC_NLIMITS = 16,          /* RLIMIT_CPU .. RLIMIT_RTTIME */
@@ -122,7 +118,6 @@ struct dsec_exec_request {
     int32_t nice;        /* the caller's; only raising it can succeed (no CAP_SYS_NICE) */
     uint32_t cpus_bytes; /* how much of `cpus` the caller's affinity fills; 0: the init's */
     uint32_t flags;      /* DSEC_EXEC_ENDS_SANDBOX */
-    uint32_t uid, gid;   /* the command's ids inside the sandbox */
     /* The caller's limits by resource number. Hard limits above the init's are capped at
      * them (raising one needs CAP_SYS_RESOURCE in the host's namespace). */
     struct {

@@ -518,34 +518,7 @@ struct command {
     char **argv, **envp, **candidates, **sh;
     size_t ncand;
     int fds[DSEC_EXEC_NFDS]; /* stdin, stdout, stderr, failure pipe */
-    int refused;             /* another user's command: where it says its ids could not change */
 };
-
-/* Another user's command, in the child, in a copy of our memory (never ours: the change
- * of ids makes the memory map dumpable until the confinement undoes it): the ids changed
- * as dsec_confine changes a joined command's, with what we hold permitted made effective
- * for it. Our bounding set, seccomp program, limits, CPU class and memory merging it has
- * already, from us. Returns 0, or -1 with errno set. */
-static int become_user(uint32_t uid, uint32_t gid) {
-    struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
-    struct __user_cap_data_struct data[2];
-    if (syscall(SYS_capget, &header, data) < 0) return -1;
-    data[0].effective = data[0].permitted;
-    data[1].effective = data[1].permitted;
-    if (syscall(SYS_capset, &header, data) < 0) return -1;
-    confinement.uid = uid;
-    confinement.gid = gid;
-    /* Our bounding set is the sandbox's already: none to drop (root keeps what it has
-     * permitted, the sandbox's set, either way). */
-    confinement.caps = ~0ULL;
-    confinement.n_rlimits = 0;
-    confinement.seccomp_bytes = 0;
-    confinement.core_sched = 0;
-    confinement.sched_idle = 0;
-    confinement.memory_merge = 0;
-    const char *op = "";
-    return dsec_confine(&confinement, &op);
-}
 
 static int run_command(void *arg) {
     const struct command *c = arg;
@@ -554,11 +527,9 @@ static int run_command(void *arg) {
     for (int k = 0; k < 3; k++)
         if (dup2(c->fds[k], k) < 0) goto fail;
     /* Nothing of ours goes with it (our upper's mount above all), only the failure pipe
-     * and, for another user's command, the pipe of its refusal (both close-on-exec)
-     * until the execve. */
-    int keep[5] = {0, 1, 2, c->fds[3], c->refused};
-    if (keep[4] >= 0 && keep[4] < keep[3]) keep[3] = c->refused, keep[4] = c->fds[3];
-    dsec_close_all_but(keep, keep[4] >= 0 ? 5 : 4);
+     * (close-on-exec) until the execve. */
+    if (c->fds[3] > 3) syscall(SYS_close_range, 3U, (unsigned)c->fds[3] - 1, 0U);
+    syscall(SYS_close_range, (unsigned)c->fds[3] + 1, ~0U, 0U);
     /* As the join helper does: the OOM killer picks commands before us. */
     int adj = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
     if (adj >= 0) {
@@ -586,14 +557,6 @@ static int run_command(void *arg) {
         (void)syscall(SYS_sched_setaffinity, 0, (size_t)c->req->cpus_bytes, c->req->cpus);
     failure.stage = DSEC_STAGE_CHDIR;
     if (chdir(c->workdir) < 0) goto fail;
-    /* Entered as root, as a joined command enters it. A change of ids that fails (a
-     * sandbox without CAP_SETUID, CAP_SETGID or CAP_SETPCAP, a seccomp profile that
-     * refuses one of its calls) is told to us, not to the caller: we refuse the request
-     * and dsec-run joins the command from outside. */
-    if (c->refused >= 0 && become_user(c->req->uid, c->req->gid) < 0) {
-        (void)!write(c->refused, "", 1);
-        _exit(126);
-    }
     /* Every signal as a new program expects it: none blocked (we block all), none ignored
      * (we inherited dsec-run's SIGPIPE ignored, among what our creator ignored; we handle
      * none, and the execve resets what a copy of dsec-run still handles). */
@@ -631,7 +594,6 @@ static void lay_out(char *buf, char **room, const int *fds, struct command *c) {
         lists[l][counts[l]] = NULL;
     }
     c->ncand = req->ncand;
-    c->refused = -1;
     c->sh = c->candidates + req->ncand + 1;
     c->sh[0] = "/bin/sh";
     c->sh[1] = NULL;
@@ -776,34 +738,15 @@ static void serve_request(int i) {
     char *child_stack = mmap(NULL, kChildStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     int pidfd = -1;
     pid_t pid = -1;
-    int other_user = req->uid != 0 || req->gid != 0;
-    int refused[2] = {-1, -1};
     errno = ENOMEM;
-    if (ptrs != MAP_FAILED && child_stack != MAP_FAILED && (!other_user || pipe2(refused, O_CLOEXEC) == 0)) {
+    if (ptrs != MAP_FAILED && child_stack != MAP_FAILED) {
         struct command c;
         lay_out(buf, ptrs, fds, &c);
-        c.refused = refused[1];
-        /* Back once it has exec'd or given up. Root's command runs in our memory until
-         * then, with no copy of our page tables; another user's in a copy, where its
-         * change of ids cannot make our memory map dumpable. */
-        int flags = CLONE_VFORK | CLONE_PIDFD | SIGCHLD | (other_user ? 0 : CLONE_VM);
-        pid = clone(run_command, child_stack + kChildStack, flags, &c, &pidfd);
+        /* Back once it has exec'd or given up: no copy of our page tables for it. */
+        pid = clone(run_command, child_stack + kChildStack, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &c,
+                    &pidfd);
     }
     started.err = pid < 0 ? errno : 0;
-    if (refused[1] >= 0) close(refused[1]);
-    if (refused[0] >= 0) {
-        /* Empty (closed at its execve, or as it failed to run the command after the
-         * change): started. A byte: its ids could not change; it has left, unstarted. */
-        char b;
-        if (pid > 0 && read(refused[0], &b, 1) == 1) {
-            while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
-            }
-            close(pidfd);
-            pid = -1;
-            started.err = EPERM;
-        }
-        close(refused[0]);
-    }
     if (child_stack != MAP_FAILED) munmap(child_stack, kChildStack);
     if (ptrs != MAP_FAILED) munmap(ptrs, room);
     for (int k = 0; k < nfds; k++) close(fds[k]);

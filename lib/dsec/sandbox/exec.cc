@@ -97,18 +97,18 @@ Result<Prepared> prepare(const State& st, const ExecOptions& o) {
     return p;
 }
 
-// Whether the init can fork the command (served.h): one on plain pipes (a terminal or a
-// descriptor 9 need the join from outside), any user's (an init that cannot change to
-// the user refuses, and the command is joined).
-bool servable(const Io& io) {
-    return !io.pty_sock_child && io.child_fd9 < 0 && io.child_in >= 0 && io.child_out >= 0 && io.child_err >= 0;
+// Whether the init can fork the command (served.h): root's, on plain pipes (a terminal,
+// a descriptor 9 or another user need the join from outside).
+bool servable(const Io& io, const User& user) {
+    return !io.pty_sock_child && io.child_fd9 < 0 && io.child_in >= 0 && io.child_out >= 0 && io.child_err >= 0 &&
+           user.uid == 0 && user.gid == 0;
 }
 
 // Sends the init of sandbox `id` the request for the prepared command, with `io`'s stdio
 // and the failure pipe's write end (served.h send_served).
 Result<std::optional<Fd>> ask_init(const Paths& paths, const std::string& id, const Prepared& p,
                                    const ExecOptions& o, const Io& io, int err_w) {
-    ServedCommand cmd{p.workdir, o.argv, p.env_store, p.candidates, o.ends_sandbox, p.user.uid, p.user.gid};
+    ServedCommand cmd{p.workdir, o.argv, p.env_store, p.candidates, o.ends_sandbox};
     const int fds[4] = {io.child_in, io.child_out, io.child_err, err_w};
     return send_served(paths.state_dir(id), paths.exec_socket_name(), cmd, fds);
 }
@@ -217,11 +217,10 @@ Result<Started> start(const Paths& paths, const std::string& id, const ExecOptio
         return Started{std::move(child), std::move(err_r), std::move(*in_use), std::move(opened->cg),
                        prepared->workdir, user_text(prepared->user)};
     };
-    // Commands with plain pipes are forked by the init, which already holds the sandbox's
-    // namespaces, cgroups and confinement, and changes to the command's user as the join
-    // would (a terminal, a descriptor 9, a sandbox whose init does not serve or cannot
-    // change ids: joined from outside, below).
-    if (may_serve && servable(io)) {
+    // Root's commands with plain pipes are forked by the init, which already holds the
+    // sandbox's namespaces, cgroups and confinement (a terminal, a descriptor 9, another
+    // user, or a sandbox whose init does not serve: joined from outside, below).
+    if (may_serve && servable(io, prepared->user)) {
         auto sent = ask_init(paths, id, *prepared, o, io, err_w.get());
         if (!sent) return fail(sent.error());
         if (*sent) {
@@ -314,7 +313,7 @@ Result<SentAhead> send_ahead(const Paths& paths, const State& creating, const Ex
     auto io = Io::make(o);
     if (!io) return fail(io.error());
     auto prepared = prepare(creating, o);
-    if (!prepared || !servable(*io)) return SentAhead();
+    if (!prepared || !servable(*io, prepared->user)) return SentAhead();
     // What start() holds while the command runs, taken now as well, off the path from
     // the init's report to the command's end.
     auto cg = cgroup_of(paths, creating);

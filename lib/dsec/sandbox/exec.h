@@ -109,7 +109,8 @@ private:
 /// sets itself up (CreateOptions::while_starting): sends the init the request for
 /// `options`, which it serves the moment it is ready, so that preparing it overlaps the
 /// init's set-up. `creating` is the sandbox's state as saved so far. Empty when the
-/// command cannot be served so (a terminal, a user name to look up inside): exec() then runs it as usual. Errors: the failing pipe call.
+/// command cannot be served so (a terminal, another user, a user name to look up
+/// inside): exec() then runs it as usual. Errors: the failing pipe call.
 Result<SentAhead> send_ahead(const Paths& paths, const State& creating, const ExecOptions& options);
 
 /// exec() with its request sent ahead (an empty `ahead`: exec() above), once the sandbox

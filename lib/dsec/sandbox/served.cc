@@ -93,8 +93,6 @@ Result<std::optional<Fd>> send_served(const std::string& dir, const std::string&
     long mask_bytes = ::syscall(SYS_sched_getaffinity, 0, sizeof req.cpus, req.cpus);
     req.cpus_bytes = mask_bytes > 0 ? uint32_t(mask_bytes) : 0;
     req.flags = cmd.ends_sandbox ? DSEC_EXEC_ENDS_SANDBOX : 0;
-    req.uid = cmd.uid;
-    req.gid = cmd.gid;
     // Until the init has answered that it started the command, nothing has started: any
     // failure up to there leaves it to the join.
     auto a = address_of(dir, name);

@@ -24,7 +24,6 @@ struct ServedCommand {
     std::string workdir;
     std::vector<std::string> argv, env, candidates;
     bool ends_sandbox = false;  // a one-shot's own command (DSEC_EXEC_ENDS_SANDBOX)
-    uint32_t uid = 0, gid = 0;  // its ids inside the sandbox
 };
 
 /// Asks the init listening at `dir`/`name` to start `cmd` with stdin, stdout, stderr and

@@ -180,9 +180,6 @@ static int a_status(int argc, char **argv) {
         }
     }
     fclose(f);
-    /* Which of the kernel's root exceptions hold for us (SECBIT_NOROOT and the rest). */
-    int bits = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
-    snprintf(out + strlen(out), sizeof out - strlen(out), " Securebits=%x", (unsigned)bits);
     result(0, "%s", out);
     return 0;
 }
