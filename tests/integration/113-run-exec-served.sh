@@ -120,6 +120,20 @@ kill_exec 2 '^sleep 31[34]' -- exec --user 1000 s -- sh -c 'sleep 313 & exec sle
 gone_soon '^sleep 314'
 [ "$(sleeps_in_s '^sleep 314')" = 0 ] || fail "a killed joined exec's command ran on"
 
+# A process inside that stops every other it can (kill -STOP -1 in a loop, as root of
+# the sandbox) catches the init's children before their execve: the init never waits for
+# one, so it serves on, and an exec whose command was stopped ends at its --timeout.
+dsec-run exec --timeout 6s s -- sh -c 'while :; do kill -STOP -1; done' > /dev/null 2>&1 &
+stopper=$!
+sleep 0.3
+for _ in 1 2 3; do
+    t0=$(date +%s)
+    timeout -k 1 8 dsec-run exec --timeout 1s s -- true > /dev/null 2>&1 || true
+    [ $(($(date +%s) - t0)) -le 4 ] || fail "an exec hung while a process inside stopped the others"
+done
+wait $stopper || true
+[ "$(timeout -k 1 5 dsec-run exec s -- sh -c 'echo $PPID')" = 1 ] || fail "the init no longer serves after its commands were stopped"
+
 # Many at once into one sandbox, beyond what the init serves at once: all run.
 for _ in $(seq 80); do dsec-run inspect s; done > "$T/records"
 dsec-run exec -P 16 --json -- sh -c 'echo $PPID' < "$T/records" > "$T/results"

@@ -507,9 +507,14 @@ static void reply(int i, const void *what, size_t len, int fd) {
     (void)sendmsg(clients[i].fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
-/* What the command's child works with, laid out by the parent in the request's buffer:
- * it runs in our memory (CLONE_VM | CLONE_VFORK) until its execve, on a stack of its own,
- * and writes nothing of ours but errno and sh[1]. */
+/* What the command's child works with, laid out by the parent in the request's buffer.
+ * The child runs on a stack of its own, in a copy of our memory, and we do not wait for
+ * its execve: between its clone and its execve it is root of the sandbox, so any process
+ * inside may stop it (kill -STOP -1), and a parent waiting for it (vfork) would stop
+ * with it: no exec served, no child reaped, no session killed, every dsec-run exec into
+ * the sandbox waiting for our answer. Only a one-shot's own command, which comes before
+ * anything else runs inside, runs in our memory (CLONE_VM | CLONE_VFORK) until its
+ * execve, writing nothing of ours but errno and sh[1]. */
 struct command {
     mode_t umask;
     int nice;
@@ -742,9 +747,10 @@ static void serve_request(int i) {
     if (ptrs != MAP_FAILED && child_stack != MAP_FAILED) {
         struct command c;
         lay_out(buf, ptrs, fds, &c);
-        /* Back once it has exec'd or given up: no copy of our page tables for it. */
-        pid = clone(run_command, child_stack + kChildStack, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &c,
-                    &pidfd);
+        /* A one-shot's own command: back once it has exec'd or given up, no copy of our
+         * page tables for it. Any other: back at once (struct command above). */
+        int flags = CLONE_PIDFD | SIGCHLD | (ends ? CLONE_VM | CLONE_VFORK : 0);
+        pid = clone(run_command, child_stack + kChildStack, flags, &c, &pidfd);
     }
     started.err = pid < 0 ? errno : 0;
     if (child_stack != MAP_FAILED) munmap(child_stack, kChildStack);
