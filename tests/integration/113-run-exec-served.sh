@@ -56,6 +56,11 @@ expect_exit 127 dsec-run exec s -- no-such-command
     > /dev/null || fail "a missing command's note"
 { dsec-run exec --json s -- sh -c 'kill -9 $$' || true; } | jq -e '.exit_code == 137 and .signal == 9' > /dev/null \
     || fail "a killed command's signal"
+# A working directory only its owner may enter: root enters it with its capabilities, as
+# a joined command does.
+dsec-run exec s -- sh -c 'mkdir -p /home/app && chown 1000:1000 /home/app && chmod 700 /home/app'
+[ "$(dsec-run exec -w /home/app s -- sh -c 'echo $PPID; cd . && echo in')" = "1
+in" ] || fail "root's served command could not enter a directory of user 1000's (mode 700)"
 [ "$(umask 027; dsec-run exec s -- sh -c umask)" = 0027 ] || fail "the caller's umask was not the command's"
 [ "$(nice -n 7 dsec-run exec s -- cat /proc/self/stat | awk '{print $19}')" = 7 ] || fail "the caller's nice value was not the command's"
 # The caller's limits and CPUs, as a joined command (another user's) has them; the

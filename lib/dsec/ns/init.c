@@ -507,6 +507,18 @@ static void reply(int i, const void *what, size_t len, int fd) {
     (void)sendmsg(clients[i].fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+/* Our effective set made what we hold permitted (the sandbox's set) of `want`: none as
+ * we run, CAP_KILL for a kill of a command of root's that may have changed its ids since
+ * we forked it, all in a child before its execve. Returns 0, or -1 with errno set. */
+static int effective_caps(uint64_t want) {
+    struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+    if (syscall(SYS_capget, &header, data) < 0) return -1;
+    data[0].effective = data[0].permitted & (uint32_t)want;
+    data[1].effective = data[1].permitted & (uint32_t)(want >> 32);
+    return (int)syscall(SYS_capset, &header, data);
+}
+
 /* What the command's child works with, laid out by the parent in the request's buffer.
  * The child runs on a stack of its own, in a copy of our memory, and we do not wait for
  * its execve: between its clone and its execve it is root of the sandbox, so any process
@@ -560,8 +572,11 @@ static int run_command(void *arg) {
     }
     if (c->req->cpus_bytes > 0 && c->req->cpus_bytes <= DSEC_EXEC_CPUSET_BYTES)
         (void)syscall(SYS_sched_setaffinity, 0, (size_t)c->req->cpus_bytes, c->req->cpus);
+    /* Root of the sandbox enters the directory with its capabilities, as a joined command
+     * does and as its execve gives them back (we run with none): one only its owner may
+     * enter included. */
     failure.stage = DSEC_STAGE_CHDIR;
-    if (chdir(c->workdir) < 0) goto fail;
+    if (effective_caps(~0ULL) < 0 || chdir(c->workdir) < 0) goto fail;
     /* Every signal as a new program expects it: none blocked (we block all), none ignored
      * (we inherited dsec-run's SIGPIPE ignored, among what our creator ignored; we handle
      * none, and the execve resets what a copy of dsec-run still handles). */
@@ -662,22 +677,11 @@ static int kill_if_in_session(int pid, const char *fields, void *arg) {
     return 0;
 }
 
-/* Our effective set: none (as we run), or CAP_KILL where the sandbox's set has it (a
- * command of root's may have changed its ids since we forked it). Returns 0, or -1 with
- * errno set. */
-static int effective_caps(int with_kill) {
-    struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
-    struct __user_cap_data_struct data[2];
-    if (syscall(SYS_capget, &header, data) < 0) return -1;
-    data[0].effective = with_kill ? data[0].permitted & (1U << CAP_KILL) : 0;
-    data[1].effective = 0;
-    return (int)syscall(SYS_capset, &header, data);
-}
 
 /* A served command's tree, as dsec-run's kill_session takes it (sandbox/exec.cc): its
  * process group and whatever kept its session (it started one). */
 static void kill_session(pid_t leader) {
-    effective_caps(1);
+    effective_caps(1ULL << CAP_KILL);
     kill(-leader, SIGKILL);
     each_process(kill_if_in_session, &leader);
     effective_caps(0);
