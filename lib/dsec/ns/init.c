@@ -621,7 +621,8 @@ static void lay_out(char *buf, char **room, const int *fds, struct command *c) {
     memcpy(c->fds, fds, sizeof c->fds);
 }
 
-/* The child's stack: made per command and unmapped once it has exec'd, so that an init
+/* The child's stack: made per command and unmapped once the clone has returned (a copy's
+ * own stays with the copy; a one-shot's own command has exec'd by then), so that an init
  * keeps nothing of it between commands. */
 enum { kChildStack = 64 * 1024 };
 
