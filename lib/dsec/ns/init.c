@@ -678,7 +678,6 @@ static int kill_if_in_session(int pid, const char *fields, void *arg) {
     return 0;
 }
 
-
 /* A served command's tree, as dsec-run's kill_session takes it (sandbox/exec.cc): its
  * process group and whatever kept its session (it started one). */
 static void kill_session(pid_t leader) {

@@ -120,20 +120,15 @@ Result<std::string> read_file(const std::string& path) {
 }
 
 namespace {
-// mkdir(2), again while a network filesystem answers ESTALE: a directory another node
-// made or replaced meanwhile (two nodes publishing into one shared store at once) leaves
-// this client's handle of the parent stale until it looks it up again, which the kernel
-// does once and a FUSE filesystem (GlusterFS) may need more than once. 0 or -1 and errno.
-int mkdir_fresh(const std::string& path, unsigned mode) {
+// A path call (mkdir, stat), again while a network filesystem answers ESTALE: a directory
+// another node made or replaced meanwhile (two nodes publishing into one shared store at
+// once) leaves this client's handle of the parent stale until it looks it up again, which
+// the kernel does once and a FUSE filesystem (GlusterFS) may need more than once. The
+// call's result, errno set as it left it.
+template <typename Call>
+int fresh(Call call) {
     int rc;
-    for (int attempt = 0; (rc = ::mkdir(path.c_str(), mode)) < 0 && errno == ESTALE && attempt < 5; attempt++)
-        ::usleep(10000 * (attempt + 1));
-    return rc;
-}
-// stat(2), the same way.
-int stat_fresh(const std::string& path, struct stat* st) {
-    int rc;
-    for (int attempt = 0; (rc = ::stat(path.c_str(), st)) < 0 && errno == ESTALE && attempt < 5; attempt++)
+    for (int attempt = 0; (rc = call()) < 0 && errno == ESTALE && attempt < 5; attempt++)
         ::usleep(10000 * (attempt + 1));
     return rc;
 }
@@ -141,9 +136,10 @@ int stat_fresh(const std::string& path, struct stat* st) {
 
 Status mkdir_p(const std::string& path, unsigned mode) {
     if (path.empty()) return {};
-    if (mkdir_fresh(path, mode) == 0 || errno == EEXIST) {
+    auto make = [&] { return fresh([&] { return ::mkdir(path.c_str(), mode); }); };
+    if (make() == 0 || errno == EEXIST) {
         struct stat st;
-        if (stat_fresh(path, &st) == 0 && S_ISDIR(st.st_mode)) return {};
+        if (fresh([&] { return ::stat(path.c_str(), &st); }) == 0 && S_ISDIR(st.st_mode)) return {};
         if (errno != ENOENT) return fail(errno_error(ENOTDIR, "mkdir", path));
     }
     if (errno != ENOENT) return fail(sys_error("mkdir", path));
@@ -151,7 +147,7 @@ Status mkdir_p(const std::string& path, unsigned mode) {
     if (parent != path) {
         if (auto r = mkdir_p(parent, mode); !r) return r;
     }
-    if (mkdir_fresh(path, mode) < 0 && errno != EEXIST) return fail(sys_error("mkdir", path));
+    if (make() < 0 && errno != EEXIST) return fail(sys_error("mkdir", path));
     return {};
 }
 
