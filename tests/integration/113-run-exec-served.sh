@@ -128,7 +128,7 @@ gone_soon '^sleep 314'
 # A process inside that stops every other it can (kill -STOP -1 in a loop, as root of
 # the sandbox) catches the init's children before their execve: the init never waits for
 # one, so it serves on, and an exec whose command was stopped ends at its --timeout.
-dsec-run exec --timeout 6s s -- sh -c 'while :; do kill -STOP -1; done' > /dev/null 2>&1 &
+dsec-run exec --timeout 30s s -- sh -c 'while :; do kill -STOP -1; done' > /dev/null 2>&1 &
 stopper=$!
 sleep 0.3
 for _ in 1 2 3; do
@@ -136,7 +136,28 @@ for _ in 1 2 3; do
     timeout -k 1 8 dsec-run exec --timeout 1s s -- true > /dev/null 2>&1 || true
     [ $(($(date +%s) - t0)) -le 4 ] || fail "an exec hung while a process inside stopped the others"
 done
+# A joined command (another user's) is caught the same way before its execve, while it
+# still runs in dsec-run's memory: dsec-run does not wait for it past the exec's
+# deadline, nor past SIGTERM without one, and leaves nothing of it behind.
+for _ in 1 2 3; do
+    t0=$(date +%s)
+    rc=0
+    timeout -k 1 8 dsec-run exec --json --timeout 1s --user 1000 s -- true > "$T/joined" 2>&1 || rc=$?
+    [ $(($(date +%s) - t0)) -le 4 ] || fail "a joined exec hung while a process inside stopped the others"
+    [ "$rc" = 137 ] || [ "$rc" = 0 ] || fail "a joined exec under the stopper exited $rc: $(cat "$T/joined")"
+    [ "$rc" = 0 ] || jq -e '.timed_out and .signal == 9' "$T/joined" > /dev/null ||
+        fail "a joined exec stopped before its start is not a timeout: $(cat "$T/joined")"
+done
+t0=$(date +%s)
+rc=0
+timeout -s TERM -k 2 1 dsec-run exec --user 1000 s -- true > /dev/null 2> "$T/joined" || rc=$?
+[ $(($(date +%s) - t0)) -le 2 ] || fail "a joined exec stopped before its start outlived SIGTERM"
+[ "$rc" = 124 ] || [ "$rc" = 0 ] || fail "a joined exec under the stopper, sent SIGTERM, exited $rc"
+kill -TERM $stopper
 wait $stopper || true
+# (A joined child not yet at its execve shows as a dsec-run.)
+left=$(dsec-run exec s -- ps -o pid,stat,args | grep -E 'dsec-run|true$' || true)
+[ -z "$left" ] || fail "left inside after the stopper: $left"
 [ "$(timeout -k 1 5 dsec-run exec s -- sh -c 'echo $PPID')" = 1 ] || fail "the init no longer serves after its commands were stopped"
 
 # Many at once into one sandbox, beyond what the init serves at once: all run.

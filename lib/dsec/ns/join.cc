@@ -1,6 +1,8 @@
 #include "dsec/ns/join.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -12,8 +14,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <chrono>
 #include <optional>
 
+#include "dsec/sys/paths.h"
 #include "dsec/sys/process.h"
 #include "dsec/ns/clone_on_stack.h"
 #include "dsec/ns/confinement.h"
@@ -35,14 +39,33 @@ int body_entry(void* p) {
     ::_exit(127);
 }
 
-[[noreturn]] void helper(const JoinSpec& spec, const std::vector<int>& keep, int pidfd, int report_fd,
-                         const std::function<void()>& body, HelperStack* body_stack, bool in_unified) {
+struct HelperArgs {
+    const JoinSpec* spec;
+    const std::vector<int>* keep;
+    int pidfd;
+    int report_fd;
+    const std::function<void()>* body;
+    HelperStack* stack;
+    HelperStack* body_stack;    // null: the child is a copy of us
+    bool in_unified;            // started in the sandbox's unified-tree group (CLONE_INTO_CGROUP)
+    const char* unified_procs;  // else the group's cgroup.procs to write ("" if none)
+    sigset_t mask;              // the signal mask to run (and leave to the child) with
+    pid_t child = 0;            // the child's pid, set by the kernel at its clone
+};
+
+// Runs beside the caller, in its memory (spawn_inside says why): it allocates nothing and
+// writes nothing of the caller's but its own stack and `a.child`.
+[[noreturn]] void helper(HelperArgs& a) {
+    const JoinSpec& spec = *a.spec;
+    const std::function<void()>& body = *a.body;
+    int report_fd = a.report_fd;
+    ::sigprocmask(SIG_SETMASK, &a.mask, nullptr);
     auto send_fail = [&](const char* op) {
         dsec_send_report(report_fd, errno ? errno : EIO, 0, op, "");
         ::_exit(1);
     };
     // Nothing of dsec-run's goes in: only what the body needs (and what we need to get there).
-    dsec_close_all_but(keep.data(), keep.size());
+    dsec_close_all_but(a.keep->data(), a.keep->size());
     // The OOM killer must pick what runs in a sandbox before the init that holds it.
     // Lowering the init's score needs CAP_SYS_RESOURCE, which hosts often withhold;
     // raising ours never does, and the child inherits it.
@@ -51,17 +74,17 @@ int body_entry(void* p) {
     ::close(adj);
     // Cgroups next: the child then starts inside the sandbox's limits. The unified tree's
     // group was entered at our clone where the kernel could (in_unified).
-    auto join = [&](const std::string& file) {
-        int fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
+    auto join = [&](const char* file) {
+        int fd = ::open(file, O_WRONLY | O_CLOEXEC);
         if (fd < 0 && errno == ENOENT) return;  // a hierarchy without this sandbox
         if (fd < 0 || ::write(fd, "0", 1) < 0) send_fail("join cgroup");
         ::close(fd);
     };
-    for (auto& f : spec.cgroup_join) join(f);
-    if (!in_unified && !spec.cgroup_unified.empty()) join(spec.cgroup_unified + "/cgroup.procs");
+    for (auto& f : spec.cgroup_join) join(f.c_str());
+    if (!a.in_unified && *a.unified_procs) join(a.unified_procs);
     int flags = spec.namespaces ? spec.namespaces : sandbox_namespaces() | CLONE_NEWCGROUP;
     if (spec.userns) flags |= CLONE_NEWUSER;
-    if (::setns(pidfd, flags) < 0) send_fail("setns");
+    if (::setns(a.pidfd, flags) < 0) send_fail("setns");
     // Root of the sandbox's namespace (its host range), never host root inside it.
     if (spec.userns && (::syscall(SYS_setgroups, 0, nullptr) < 0 || ::syscall(SYS_setresgid, 0, 0, 0) < 0 ||
                         ::syscall(SYS_setresuid, 0, 0, 0) < 0))
@@ -69,18 +92,20 @@ int body_entry(void* p) {
     // That change of ids made our shared memory map as dumpable as fs.suid_dumpable says
     // (1 on some hosts): not dumpable again before the child, which is visible inside.
     if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) send_fail("dumpable");
-    // CLONE_PARENT: the child is ours (dsec-run's) to wait for, not this helper's.
+    // CLONE_PARENT: the child is ours (dsec-run's) to wait for, not this helper's; its pid
+    // lands in a.child at once (CLONE_PARENT_SETTID), for the caller to end it by.
     long pid;
-    if (body_stack) {
+    if (HelperStack* body_stack = a.body_stack) {
         // As the helper itself: in our memory on a stack of its own, while this helper
         // sleeps until its execve; no copy of dsec-run's page tables, no copy-on-write
         // faults after (measured: dup_mmap and those faults were about a tenth of exec's
         // CPU time).
         BodyArgs args{&body, body_stack};
-        pid = ::clone(body_entry, body_stack->top(), CLONE_VM | CLONE_VFORK | CLONE_PARENT | SIGCHLD, &args);
+        pid = ::clone(body_entry, body_stack->top(), CLONE_VM | CLONE_VFORK | CLONE_PARENT | CLONE_PARENT_SETTID | SIGCHLD,
+                      &args, &a.child);
         body_stack->returned();
     } else {
-        pid = ::syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0);
+        pid = ::syscall(SYS_clone, CLONE_PARENT | CLONE_PARENT_SETTID | SIGCHLD, 0, &a.child, 0, 0);
         if (pid == 0) {
             body();
             ::_exit(127);
@@ -91,21 +116,59 @@ int body_entry(void* p) {
     ::_exit(0);
 }
 
-struct HelperArgs {
-    const JoinSpec* spec;
-    const std::vector<int>* keep;
-    int pidfd;
-    int report_fd;
-    const std::function<void()>* body;
-    HelperStack* stack;
-    HelperStack* body_stack;  // null: the child is a copy of us
-    bool in_unified;          // started in the sandbox's unified-tree group (CLONE_INTO_CGROUP)
-};
-
 int helper_entry(void* p) {
     auto* a = static_cast<HelperArgs*>(p);
     a->stack->entered();
-    helper(*a->spec, *a->keep, a->pidfd, a->report_fd, *a->body, a->body_stack, a->in_unified);
+    helper(*a);
+}
+
+// SIGINT and SIGTERM held back from this thread while a helper runs in our memory: their
+// handler would interrupt poll below, whose EINTR would land in the errno the helper
+// shares with us. restore() (or the end of scope) lets a pending one through.
+struct StopSignalsBlocked {
+    sigset_t old{}, stops{};
+    bool on = false;
+    StopSignalsBlocked() {
+        sigemptyset(&stops);
+        sigaddset(&stops, SIGINT);
+        sigaddset(&stops, SIGTERM);
+        on = ::pthread_sigmask(SIG_BLOCK, &stops, &old) == 0;
+    }
+    ~StopSignalsBlocked() { restore(); }
+    StopSignalsBlocked(const StopSignalsBlocked&) = delete;
+    StopSignalsBlocked& operator=(const StopSignalsBlocked&) = delete;
+    void restore() {
+        if (on) ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+        on = false;
+    }
+    bool pending() const {
+        sigset_t now;
+        return ::sigpending(&now) == 0 && (sigismember(&now, SIGINT) == 1 || sigismember(&now, SIGTERM) == 1);
+    }
+};
+
+enum class Waited { exited, timed_out, interrupted };
+
+// Sleeps until the helper (`helper`, a pidfd) has exited, `timeout_ms` (0: none) has
+// passed, or SIGINT or SIGTERM waits for us (blocked) or was taken by another thread
+// (interrupted()). Nothing here writes memory the helper uses, errno included: with
+// those signals blocked poll has no EINTR to report. A poll that fails otherwise (no
+// memory) is taken as a tick.
+Waited wait_for_helper(int helper, uint64_t timeout_ms, const StopSignalsBlocked& blocked) {
+    using Clock = std::chrono::steady_clock;
+    constexpr int64_t kTickMs = 50;  // how soon a signal taken by another thread is seen
+    auto deadline = timeout_ms ? Clock::now() + std::chrono::milliseconds(timeout_ms) : Clock::time_point::max();
+    for (;;) {
+        int64_t wait = kTickMs;
+        if (timeout_ms) {
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count() + 1;
+            wait = std::clamp<int64_t>(left, 0, kTickMs);
+        }
+        pollfd p = {helper, POLLIN, 0};
+        if (::poll(&p, 1, int(wait)) > 0) return Waited::exited;
+        if (interrupted() || blocked.pending()) return Waited::interrupted;
+        if (Clock::now() >= deadline) return Waited::timed_out;
+    }
 }
 
 }  // namespace
@@ -117,9 +180,11 @@ Result<Joined> spawn_inside(const JoinSpec& spec, const std::function<void()>& b
     int p[2];
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
     Fd rd(p[0]), wr(p[1]);
-    // The helper shares our memory and we sleep until it exits (vfork semantics): no page
-    // tables to copy for it and none to tear down when it goes, about 1.5 ms per exec.
-    // Joining namespaces and cgroups is per process, so it still does that alone.
+    // The helper shares our memory (no page tables to copy for it, none to tear down when
+    // it goes: about 1.5 ms per exec) but runs beside us rather than with us asleep
+    // (vfork): a child that runs in our memory until its execve (body_execs) is visible
+    // inside, where root may stop it (kill -STOP -1), and the helper waits for it. We
+    // wait for the helper with the caller's deadline and signals, and end both if need be.
     HelperStack stack;
     if (stack.base == MAP_FAILED) return fail(sys_error("mmap", "join helper stack"));
     std::optional<HelperStack> body_stack;
@@ -127,19 +192,25 @@ Result<Joined> spawn_inside(const JoinSpec& spec, const std::function<void()>& b
     std::vector<int> keep = spec.keep_fds;
     keep.insert(keep.end(), {pidfd.get(), wr.get()});
     std::sort(keep.begin(), keep.end());
+    std::string unified_procs = spec.cgroup_unified.empty() ? "" : spec.cgroup_unified + "/cgroup.procs";
     // Dumpability belongs to the memory map, which the helper shares and the child copies.
     ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    HelperArgs args{&spec, &keep, pidfd.get(), wr.get(), &body, &stack, body_stack ? &*body_stack : nullptr, false};
+    HelperArgs args{&spec, &keep, pidfd.get(), wr.get(), &body, &stack, body_stack ? &*body_stack : nullptr,
+                    false, unified_procs.c_str(), {}, 0};
     // Started in the sandbox's group of the unified tree, where it has one: no write of
     // the helper's pid into it (clone_on_stack.h says what that would cost).
     Fd unified;
     if (!spec.cgroup_unified.empty())
         unified.reset(::open(spec.cgroup_unified.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    StopSignalsBlocked blocked;
+    args.mask = blocked.old;
+    int helper_pidfd = -1;
     long h = -1;
     if (unified) {
         clone_args ca;
         std::memset(&ca, 0, sizeof ca);
-        ca.flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP;
+        ca.flags = CLONE_VM | CLONE_PIDFD | CLONE_INTO_CGROUP;
+        ca.pidfd = uint64_t(uintptr_t(&helper_pidfd));
         ca.exit_signal = SIGCHLD;
         ca.stack = uint64_t(uintptr_t(stack.base));
         ca.stack_size = HelperStack::kSize;
@@ -149,19 +220,45 @@ Result<Joined> spawn_inside(const JoinSpec& spec, const std::function<void()>& b
     }
     if (h < 0 && (!unified || errno == ENOSYS)) {
         args.in_unified = false;
-        h = ::clone(helper_entry, stack.top(), CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+        h = ::clone(helper_entry, stack.top(), CLONE_VM | CLONE_PIDFD | SIGCHLD, &args, &helper_pidfd);
     }
-    int clone_err = errno;
-    stack.returned();
-    // A group removed since we opened it (ENODEV) is a sandbox being destroyed.
-    if (h < 0 && args.in_unified && clone_err == ENODEV)
-        return fail(make_error(Code::not_running, "the sandbox's init process is gone"));
-    if (h < 0) return fail(errno_error(clone_err, args.in_unified ? "clone3" : "clone", "join helper"));
+    if (h < 0) {
+        int clone_err = errno;
+        stack.returned();
+        // A group removed since we opened it (ENODEV) is a sandbox being destroyed.
+        if (args.in_unified && clone_err == ENODEV)
+            return fail(make_error(Code::not_running, "the sandbox's init process is gone"));
+        return fail(errno_error(clone_err, args.in_unified ? "clone3" : "clone", "join helper"));
+    }
+    Fd helper_fd(helper_pidfd);
     wr.reset();
-    auto reported = read_report(rd.get(), "entering sandbox init " + std::to_string(spec.init_pid));
-    while (::waitpid(pid_t(h), nullptr, 0) < 0 && errno == EINTR) {
+    Waited waited = wait_for_helper(helper_fd.get(), spec.timeout_ms, blocked);
+    if (waited != Waited::exited) ::syscall(SYS_pidfd_send_signal, helper_fd.get(), SIGKILL, nullptr, 0);
+    while (::waitpid(pid_t(h), nullptr, __WALL) < 0 && errno == EINTR) {
+    }
+    // The helper is gone: our stack and memory are ours alone again, but for its child
+    // while that has not reached its execve.
+    stack.returned();
+    auto reported = waited == Waited::exited ? read_report(rd.get(), "entering sandbox init " + std::to_string(spec.init_pid))
+                                             : Result<int>(0);
+    auto end_child = [&] {
+        if (args.child <= 0) return;
+        ::kill(-args.child, SIGKILL);  // its session, where it made one
+        ::kill(args.child, SIGKILL);
+        while (::waitpid(args.child, nullptr, __WALL) < 0 && errno == EINTR) {
+        }
+    };
+    if (waited == Waited::timed_out) {
+        end_child();
+        return fail(make_error(Code::timed_out, "not started within " + std::to_string(spec.timeout_ms) + " ms"));
+    }
+    if (waited == Waited::interrupted) {
+        end_child();
+        blocked.restore();
+        return fail(interrupted_error());
     }
     if (!reported) {
+        end_child();
         if (reported.error().err == ESRCH) return fail(make_error(Code::not_running, "the sandbox's init process is gone"));
         return fail(reported.error());
     }

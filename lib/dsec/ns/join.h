@@ -2,6 +2,7 @@
 // pidfd of its init, then a child inside its pid namespace.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@ struct JoinSpec {
     bool body_execs = false;                  // `body` execs or _exits at once, touching no memory of
                                               // ours but its own stack: it then runs in our memory
                                               // until then (vfork), no page tables copied for it
+    uint64_t timeout_ms = 0;                  // the longest wait for the child to be started (its
+                                              // execve with body_execs); 0: none
 };
 
 /// A process started inside the sandbox: our child, with a pidfd; or, started by the
@@ -34,13 +37,14 @@ struct Joined {
     Fd ended;
 };
 
-/// Forks a helper that closes every descriptor but `keep_fds`, joins the cgroups and the
-/// init's namespaces (becoming root of the sandbox's user namespace, not host root), and
-/// from it a child (re-parented to us with CLONE_PARENT) that runs `body` inside the
+/// Starts a helper (in our memory, beside us) that closes every descriptor but `keep_fds`,
+/// joins the cgroups and the init's namespaces (becoming root of the sandbox's user
+/// namespace, not host root), and from it a child (re-parented to us with CLONE_PARENT) that runs `body` inside the
 /// sandbox; `body` must not return (it confines itself and execs, or _exits). Makes the
 /// calling process non-dumpable, so that neither helper nor child can be inspected from
 /// inside before the child's execve. Errors: not_running (init gone), the failing
-/// setns/cgroup step.
+/// setns/cgroup step; timed_out (`timeout_ms` passed) or interrupted (SIGINT or SIGTERM)
+/// before the child was started, the helper and child then killed and reaped.
 Result<Joined> spawn_inside(const JoinSpec& spec, const std::function<void()>& body);
 
 }  // namespace dsec::ns

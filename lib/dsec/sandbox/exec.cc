@@ -25,6 +25,7 @@
 #include "dsec/sandbox/security.h"
 #include "dsec/sandbox/served.h"
 #include "dsec/sys/process.h"
+#include "dsec/sys/sha256.h"
 
 namespace dsec::sandbox {
 
@@ -236,6 +237,10 @@ Result<Started> start(const Paths& paths, const std::string& id, const ExecOptio
     ns::JoinSpec spec = opened->join(0, prepared->security.userns);
     spec.keep_fds = {io.child_in, io.child_out, io.child_err, io.pty_sock_child.get(), io.child_fd9, err_w.get()};
     spec.body_execs = true;
+    // Until its execve the child runs in our memory and may be stopped from inside: the
+    // command's deadline holds from here (it starts again when the command does).
+    for (uint64_t t : {o.timeout_ms, o.no_output_timeout_ms})
+        if (t && (!spec.timeout_ms || t < spec.timeout_ms)) spec.timeout_ms = t;
     auto child = ns::spawn_inside(spec, [&] { child_main(*prepared, io, err_w.get()); });
     if (!child) {
         if (child.error().code == Code::not_running)
@@ -280,14 +285,44 @@ Result<ExecResult> wait_for(const Paths& paths, const std::string& id, const Exe
 }
 }  // namespace
 
+namespace {
+// start() gave up on a command its deadline passed before it started (joined: a process
+// inside stopped it before its execve, or the host is that slow). Said as a timeout is,
+// and logged.
+Result<ExecResult> not_started(const Paths& paths, const std::string& id, const ExecOptions& o,
+                               std::chrono::steady_clock::time_point start_time) {
+    ExecResult r;
+    r.timed_out = true;
+    r.signal = SIGKILL;
+    r.exit_code = 128 + SIGKILL;
+    uint64_t limit = o.timeout_ms && (!o.no_output_timeout_ms || o.timeout_ms <= o.no_output_timeout_ms)
+                         ? o.timeout_ms : o.no_output_timeout_ms;
+    r.note = "timed out after " + format_duration_ms(limit) + " before the command started";
+    r.duration_ms = uint64_t(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::steady_clock::now() - start_time).count());
+    r.out_sha256 = r.err_sha256 = Sha256().hex();
+    if (!o.log) return r;
+    json entry = log_record(id, "exec");
+    entry["argv"] = o.argv;
+    add_result(entry, r);
+    if (auto logged = append_log(paths, id, entry); !logged) r.note += "; command log: " + logged.error().detail();
+    return r;
+}
+
+Result<ExecResult> start_and_wait(const Paths& paths, const std::string& id, const ExecOptions& o, Io& io,
+                                  std::chrono::steady_clock::time_point start_time) {
+    io.caller_waits = true;
+    auto started = start(paths, id, o, io, true);
+    if (!started && started.error().code == Code::timed_out) return not_started(paths, id, o, start_time);
+    if (!started) return fail(started.error());
+    return wait_for(paths, id, o, io, start_time, *started);
+}
+}  // namespace
+
 Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOptions& o) {
     auto io = Io::make(o);
     if (!io) return fail(io.error());
-    io->caller_waits = true;
-    auto start_time = std::chrono::steady_clock::now();
-    auto started = start(paths, id, o, *io, true);
-    if (!started) return fail(started.error());
-    return wait_for(paths, id, o, *io, start_time, *started);
+    return start_and_wait(paths, id, o, *io, std::chrono::steady_clock::now());
 }
 
 struct SentAhead::Parts {
@@ -340,10 +375,7 @@ Result<ExecResult> exec(const Paths& paths, const std::string& id, const ExecOpt
     if (!served) return fail(served.error());
     if (!*served) {
         // Refused, so never started: run it as any exec, with the same descriptors.
-        a.io.caller_waits = true;
-        auto started = start(paths, id, o, a.io, true);
-        if (!started) return fail(started.error());
-        return wait_for(paths, id, o, a.io, start_time, *started);
+        return start_and_wait(paths, id, o, a.io, start_time);
     }
     Started started{std::move(**served), std::move(a.failure), std::move(a.use), std::move(a.cg), a.workdir, a.user};
     return wait_for(paths, id, o, a.io, start_time, started);

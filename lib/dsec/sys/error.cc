@@ -20,9 +20,9 @@ constexpr std::pair<Code, std::string_view> kCodeNames[] = {
     {Code::seccomp, "seccomp"}, {Code::permission, "permission"}, {Code::interrupted, "interrupted"},
     {Code::exists, "exists"}, {Code::exec, "exec"}, {Code::copy_failed, "copy_failed"}, {Code::bpf, "bpf"},
     {Code::aborted, "aborted"}, {Code::no_space, "no_space"}, {Code::read_only, "read_only"},
-    {Code::mount_failed, "mount_failed"},
+    {Code::mount_failed, "mount_failed"}, {Code::timed_out, "timed_out"},
 };
-static_assert(std::size(kCodeNames) == size_t(Code::mount_failed) + 1, "a Code without a name");
+static_assert(std::size(kCodeNames) == size_t(Code::timed_out) + 1, "a Code without a name");
 }  // namespace
 
 std::string_view code_name(Code c) {

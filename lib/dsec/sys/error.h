@@ -45,6 +45,7 @@ enum class Code {
     no_space,
     read_only,
     mount_failed,         // the kernel refused a mount (its message kept)
+    timed_out,            // a deadline passed before the work was done
 };
 
 /// The code's name ("not_found"), as records carry it.
