@@ -101,6 +101,7 @@ jq -e '.type == "error" and .code == "not_found"' <<<"$out" > /dev/null || fail 
 # hold_oneshot [RUN OPTIONS]: starts a one-shot whose command waits for a line on
 # $T/hold (fd 3 here); sets $oneshot (its pid) and $id (its sandbox) once it runs.
 hold_oneshot() {
+    settle_teardowns
     rm -f "$T/hold" "$T/held"
     mkfifo "$T/hold"
     dsec-run run --layers base "$@" -- sh -c 'read line; echo released' < "$T/hold" > "$T/held" &
@@ -143,6 +144,17 @@ rc=0
 timeout 20 dsec-run run --layers base -- sh -c 'printf "#!/bin/sh\nsleep 30\n" > "/tmp/) S 0 1 1 1"
     chmod +x "/tmp/) S 0 1 1 1"; "/tmp/) S 0 1 1 1" & sleep 0.2; grep -qF "() S 0 1 1 1) S " /proc/$!/stat || exit 9; exit 7' || rc=$?
 [ "$rc" = 7 ] || fail "a one-shot leaving a process named ') S 0 1 1 1' exited $rc (7: its status; 9: not so named; 124: it hung)"
+
+# A one-shot whose command ended with nothing else running inside returns before its
+# teardown, which a child finishes (above, settle_teardowns waits for it). A name of the
+# caller's is torn down before run returns, so it can be used again at once; so is a
+# sandbox whose command left a process running, which has ended when run returns.
+for i in 1 2 3; do
+    [ "$(dsec-run run --id again --layers base -- echo "$i")" = "$i" ] || fail "run --id again, time $i"
+done
+dsec-run run --layers base -- sh -c 'sleep 3019 > /dev/null 2>&1 &' || fail "a one-shot leaving a process"
+pgrep -f "sleep 3019" > /dev/null && fail "a one-shot's process outlived its run"
+settle_teardowns
 
 # Nothing is left: state, uppers, mounts, processes.
 [ -z "$(ls "$DSEC_RUN/sandboxes" 2>/dev/null)" ] || fail "state left: $(ls "$DSEC_RUN/sandboxes")"

@@ -41,6 +41,7 @@ on_exit() { _cleanup_hooks+=("$*"); }
 _cleanup() {
     local rc=$?
     local i
+    settle_teardowns
     for ((i = ${#_cleanup_hooks[@]} - 1; i >= 0; i--)); do eval "${_cleanup_hooks[$i]}" || true; done
     # Sandboxes a failed test left behind: their inits and cgroups would outlive it.
     local box
@@ -54,6 +55,25 @@ _cleanup() {
     exit $rc
 }
 trap _cleanup EXIT
+
+# A one-shot returns before its sandbox's teardown, which a child of its own finishes in
+# a session of its own (dsec-run run): waits (at most 5 s) until no such child of this
+# test's is left.
+settle_teardowns() {
+    local _ pid busy
+    for _ in $(seq 100); do
+        busy=0
+        for pid in $(pgrep -x dsec-run); do
+            # Alive (a zombie waits for the reaper), a session leader (stat's fields 3
+            # and 6: state, session), and this run directory's.
+            [ "$(awk '{print $3 $6}' "/proc/$pid/stat" 2>/dev/null)" != "Z$pid" ] &&
+                [ "$(awk '{print $6}' "/proc/$pid/stat" 2>/dev/null)" = "$pid" ] &&
+                { tr '\0' '\n' < "/proc/$pid/environ"; } 2>/dev/null | grep -qxF "DSEC_RUN=$DSEC_RUN" && busy=1
+        done
+        [ $busy = 0 ] && return
+        sleep 0.05
+    done
+}
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 # A command that ends the test through `set -e` says which, instead of a silent exit.

@@ -129,9 +129,14 @@ struct dsec_exec_started {
     int32_t err;
     int32_t pid; /* in the sandbox's pid namespace */
 };
+/* A one-shot's own command has ended and nothing else is at work in the sandbox (no
+ * process but the init, no other connection, none waiting): the init leaves as it sends
+ * this, so nothing of the sandbox runs on and its teardown need not be waited for. */
+enum { DSEC_EXEC_INIT_LEAVES = 1 };
 struct dsec_exec_ended {
     int32_t code;   /* siginfo si_code: CLD_EXITED, CLD_KILLED, CLD_DUMPED */
     int32_t status; /* si_status */
+    uint32_t flags; /* DSEC_EXEC_INIT_LEAVES; an older init sends the first two only */
 };
 
 #ifdef __cplusplus

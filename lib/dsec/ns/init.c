@@ -777,7 +777,28 @@ static void serve_request(int i) {
  * command (DSEC_EXEC_ENDS_SANDBOX) has ended. */
 static int one_shot, own_ended;
 
-/* Reaps whatever has died: a served command's status goes to its connection. */
+/* The listening socket, once serving. */
+static int listen_fd = -1;
+
+static int any_process(int pid, const char *fields, void *arg) {
+    (void)pid, (void)fields, (void)arg;
+    return 1;
+}
+
+/* Nothing at work in the sandbox but connection `except`: no other connection, none
+ * waiting to be accepted, no process but us (ours or joined; /proc unreadable counts as
+ * one). */
+static int alone_but(int except) {
+    for (int i = 0; i < kMaxClients; i++)
+        if (i != except && clients[i].fd >= 0) return 0;
+    struct pollfd p = {listen_fd, POLLIN, 0};
+    if (listen_fd >= 0 && poll(&p, 1, 0) != 0) return 0;
+    return each_process(any_process, NULL) == 0;
+}
+
+/* Reaps whatever has died: a served command's status goes to its connection. A
+ * one-shot's own command with nothing else at work: we leave at once, and say so
+ * (DSEC_EXEC_INIT_LEAVES), so that dsec-run need not wait for the sandbox's teardown. */
 static void reap(void) {
     for (;;) {
         siginfo_t info;
@@ -785,8 +806,11 @@ static void reap(void) {
         if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG) < 0 || info.si_pid == 0) return;
         for (int i = 0; i < kMaxClients; i++)
             if (clients[i].fd >= 0 && clients[i].pid == info.si_pid) {
-                struct dsec_exec_ended ended = {info.si_code, info.si_status};
+                struct dsec_exec_ended ended = {info.si_code, info.si_status, 0};
+                int leaving = one_shot && clients[i].ends && alone_but(i);
+                if (leaving) ended.flags = DSEC_EXEC_INIT_LEAVES;
                 reply(i, &ended, sizeof ended, -1);
+                if (leaving) _exit(0);
                 own_ended |= clients[i].ends;
                 drop_client(i);
             }
@@ -815,6 +839,7 @@ static void leave_if_done(int listener) {
 static void serve(int listener, const sigset_t *all) {
     int sfd = signalfd(-1, all, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd < 0) return;
+    listen_fd = listener;
     for (int i = 0; i < kMaxClients; i++) clients[i].fd = -1;
     for (;;) {
         leave_if_done(listener);

@@ -50,6 +50,8 @@ struct ExecResult {
     uint64_t duration_ms = 0;
     bool timed_out = false;
     std::string note;  // "command not found", "sandbox destroyed during exec", ...
+    bool init_left = false;  // a one-shot's init left with its command's status, nothing
+                             // else at work inside (DSEC_EXEC_INIT_LEAVES)
     // For the command log: every byte counted and hashed, kept or not (out and err hold
     // up to the output limit with --json, and up to kLogOutputCap when streaming).
     uint64_t in_bytes = 0, out_bytes = 0, err_bytes = 0;

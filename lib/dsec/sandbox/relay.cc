@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -266,8 +267,12 @@ bool take_status(const ns::Joined& child, ExecResult& r) {
     dsec_exec_ended ended = {};
     ssize_t n = ::recv(child.ended.get(), &ended, sizeof ended, MSG_DONTWAIT);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return false;
-    if (n == ssize_t(sizeof ended)) set_status(r, ended.code, ended.status);
-    else set_status(r, CLD_KILLED, SIGKILL);
+    if (n == ssize_t(sizeof ended) || n == ssize_t(offsetof(dsec_exec_ended, flags))) {
+        set_status(r, ended.code, ended.status);
+        r.init_left = (ended.flags & DSEC_EXEC_INIT_LEAVES) != 0;
+    } else {
+        set_status(r, CLD_KILLED, SIGKILL);
+    }
     return true;
 }
 }  // namespace
