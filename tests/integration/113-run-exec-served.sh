@@ -18,6 +18,15 @@ sock="$DSEC_RUN/sandboxes/s/exec.sock"
 [ "$(dsec-run exec s -- sh -c 'echo $PPID')" = 1 ] || fail "root's command was not forked by the init"
 [ "$(PROBE_OPTS="--user 1000" probe s whoami | awk '{print $1}')" = whoami ] || fail "--user 1000 does not run"
 [ "$(dsec-run exec --user 1000 s -- sh -c 'echo $PPID')" = 0 ] || fail "another user's command was not joined"
+# The join's helper and child run in dsec-run's memory as vfork children: the OOM killer
+# passes them by, and the score written for the command stays the command's.
+dsec-run exec --user 1000 s -- sleep 3.21 > /dev/null &
+joiner=$!
+for _ in $(seq 100); do pgrep -f '^sleep 3.21$' > /dev/null && break; sleep 0.05; done
+[ "$(cat "/proc/$joiner/oom_score_adj")" = "$(cat /proc/self/oom_score_adj)" ] ||
+    fail "dsec-run took the joined command's oom_score_adj: $(cat "/proc/$joiner/oom_score_adj")"
+[ "$(cat "/proc/$(pgrep -f '^sleep 3.21$' | head -n 1)/oom_score_adj")" = 1000 ] || fail "the joined command's oom_score_adj"
+wait $joiner || fail "the joined sleep"
 
 # The same confinement as a joined command.
 line=$(probe s status)

@@ -35,7 +35,7 @@ expect_exit 2 dsec-run create --layers base --memcg mine
 
 # A one-shot sandbox in the shared group: the group goes with it.
 [ "$(dsec-run run --layers base --memcg shared -- echo hi)" = hi ] || fail "run --memcg shared"
-settle_teardowns
+settle_teardowns || fail "teardowns left"
 [ ! -e "$shared" ] || fail "the shared memory group outlived its only (one-shot) sandbox"
 
 dsec-run create --layers base --id a --memcg shared > /dev/null

@@ -101,7 +101,7 @@ jq -e '.type == "error" and .code == "not_found"' <<<"$out" > /dev/null || fail 
 # hold_oneshot [RUN OPTIONS]: starts a one-shot whose command waits for a line on
 # $T/hold (fd 3 here); sets $oneshot (its pid) and $id (its sandbox) once it runs.
 hold_oneshot() {
-    settle_teardowns
+    settle_teardowns || fail "teardowns left"
     rm -f "$T/hold" "$T/held"
     mkfifo "$T/hold"
     dsec-run run --layers base "$@" -- sh -c 'read line; echo released' < "$T/hold" > "$T/held" &
@@ -154,7 +154,7 @@ for i in 1 2 3; do
 done
 dsec-run run --layers base -- sh -c 'sleep 3019 > /dev/null 2>&1 &' || fail "a one-shot leaving a process"
 pgrep -f "sleep 3019" > /dev/null && fail "a one-shot's process outlived its run"
-settle_teardowns
+settle_teardowns || fail "teardowns left"
 
 # Nothing is left: state, uppers, mounts, processes.
 [ -z "$(ls "$DSEC_RUN/sandboxes" 2>/dev/null)" ] || fail "state left: $(ls "$DSEC_RUN/sandboxes")"

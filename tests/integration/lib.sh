@@ -41,7 +41,7 @@ on_exit() { _cleanup_hooks+=("$*"); }
 _cleanup() {
     local rc=$?
     local i
-    settle_teardowns
+    settle_teardowns || rc=1
     for ((i = ${#_cleanup_hooks[@]} - 1; i >= 0; i--)); do eval "${_cleanup_hooks[$i]}" || true; done
     # Sandboxes a failed test left behind: their inits and cgroups would outlive it.
     local box
@@ -56,23 +56,26 @@ _cleanup() {
 }
 trap _cleanup EXIT
 
-# A one-shot returns before its sandbox's teardown, which a child of its own finishes in
-# a session of its own (dsec-run run): waits (at most 5 s) until no such child of this
-# test's is left.
+# A one-shot returns before its sandbox's teardown, which a child of its own
+# (dsec-teardown, in a session of its own) finishes: waits (at most 15 s) until no such
+# child of this test's is left (one whose environment cannot be read counts), and says
+# which are left if any.
 settle_teardowns() {
-    local _ pid busy
-    for _ in $(seq 100); do
-        busy=0
-        for pid in $(pgrep -x dsec-run); do
-            # Alive (a zombie waits for the reaper), a session leader (stat's fields 3
-            # and 6: state, session), and this run directory's.
-            [ "$(awk '{print $3 $6}' "/proc/$pid/stat" 2>/dev/null)" != "Z$pid" ] &&
-                [ "$(awk '{print $6}' "/proc/$pid/stat" 2>/dev/null)" = "$pid" ] &&
-                { tr '\0' '\n' < "/proc/$pid/environ"; } 2>/dev/null | grep -qxF "DSEC_RUN=$DSEC_RUN" && busy=1
+    local _ pid left
+    for _ in $(seq 300); do
+        left=""
+        for pid in $(pgrep -x dsec-teardown); do
+            [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" = Z ] && continue  # waits for the reaper
+            if { tr '\0' '\n' < "/proc/$pid/environ"; } 2>/dev/null | grep -q '^DSEC_RUN='; then
+                { tr '\0' '\n' < "/proc/$pid/environ"; } 2>/dev/null | grep -qxF "DSEC_RUN=$DSEC_RUN" || continue
+            fi
+            left="$left $pid"
         done
-        [ $busy = 0 ] && return
+        [ -z "$left" ] && return 0
         sleep 0.05
     done
+    echo "FAIL: one-shot teardowns still at work after 15 s:$left" >&2
+    return 1
 }
 
 fail() { echo "FAIL: $*" >&2; exit 1; }

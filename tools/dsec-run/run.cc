@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -20,15 +21,17 @@ struct Behind {
     const sandbox::Paths* paths;
     const std::string* id;
     int gone[2];  // a pipe whose write end closes (in us) as we exit
+    int null;     // /dev/null
 };
 
 [[noreturn]] void destroy_behind(const Behind& b) {
     ::setsid();
-    int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-    for (int fd = 0; fd < 3; fd++) ::dup2(null, fd);
-    // Nothing of the caller's kept open (a pipe it reads to its end), and it starts once
-    // we have gone: on a host of few CPUs it would otherwise slow our exit, which is
-    // what the caller waits for.
+    ::prctl(PR_SET_NAME, "dsec-teardown", 0, 0, 0);
+    for (int fd = 0; fd < 3; fd++) ::dup2(b.null, fd);
+    // Nothing of the caller's kept open (a pipe it reads to its end, a directory it may
+    // want to unmount), and it starts once we have gone: on a host of few CPUs it would
+    // otherwise slow our exit, which is what the caller waits for.
+    (void)!::chdir("/");
     dsec_close_all_but(&b.gone[0], 1);
     char c;
     while (::read(b.gone[0], &c, 1) < 0 && errno == EINTR) {
@@ -43,8 +46,9 @@ int destroy_behind_entry(void* p) { destroy_behind(*static_cast<Behind*>(p)); }
 // A one-shot whose init left with its command's status, nothing else at work inside
 // (DSEC_EXEC_INIT_LEAVES): nothing of it runs on, so we exit with `code` at once and its
 // teardown (the init's exit, the cgroups, the id range, the state) goes on in a child,
-// as bubblewrap returns before its pid 1 has gone. The child is in a session of its own,
-// on /dev/null (a caller reading our output to its end does not wait for it), and goes
+// as bubblewrap returns before its pid 1 has gone. The child (dsec-teardown) is in a
+// session of its own, on /dev/null (a caller reading our output to its end does not wait
+// for it), in /, and goes
 // to the reaper above us, as the init does; what it cannot finish, dsec-reclaim gc
 // does. It runs in our memory (no page tables copied: 0.15 to 0.25 ms a fork here),
 // which is its alone once we have exited, as we do without touching it. Returns only if
@@ -52,9 +56,11 @@ int destroy_behind_entry(void* p) { destroy_behind(*static_cast<Behind*>(p)); }
 void exit_destroying_behind(const sandbox::Paths& paths, const std::string& id, int code) {
     std::cout.flush();
     std::cerr.flush();
+    if (cli::interrupted()) return;
+    Fd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
     int gone[2];
-    if (cli::interrupted() || ::pipe2(gone, 0) < 0) return;
-    Behind b{&paths, &id, {gone[0], gone[1]}};
+    if (!null || ::pipe2(gone, 0) < 0) return;
+    Behind b{&paths, &id, {gone[0], gone[1]}, null.get()};
 #ifdef DSEC_HELPER_STACK_ASAN
     // AddressSanitizer's leak check at our exit would scan memory the child changes.
     pid_t child = ::fork();

@@ -27,6 +27,9 @@ void install_signal_handlers() {
     sigaction(SIGTERM, &sa, nullptr);
     // A closed pipe downstream shows up as EPIPE from write(), handled as an error.
     signal(SIGPIPE, SIG_IGN);
+    // Ignored by whoever started us, children would be reaped unasked and their pids free
+    // for reuse while we still kill or wait for them by pid.
+    signal(SIGCHLD, SIG_DFL);
 }
 
 // Descriptors 0-2 open, on /dev/null where they were closed: otherwise the first file a

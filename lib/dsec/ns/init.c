@@ -626,14 +626,21 @@ static void lay_out(char *buf, char **room, const int *fds, struct command *c) {
  * keeps nothing of it between commands. */
 enum { kChildStack = 64 * 1024 };
 
+/* Our /proc, opened before anything else ran inside (serve): a /proc mounted over it
+ * later (by a sandbox given CAP_SYS_ADMIN) does not change what we see. -1: opened at
+ * each look. */
+static int proc_dir = -1;
+
 /* Calls fn(pid, fields, arg) for each process in our pid namespace but us, with
  * `fields` the part of its /proc/PID/stat after the command name ("state ppid pgrp
  * session ..."; the name may hold anything, so from the last ')'), until fn returns
- * nonzero; returns that, 0 when none did, -1 when /proc cannot be read. With getdents64
- * and stack buffers: no allocation here. */
+ * nonzero; returns that, 0 when none did, -1 when /proc or a process's stat cannot be
+ * read (but for a process gone meanwhile): a process inside may lower our limit of open
+ * files to hide from us. With getdents64 and stack buffers: no allocation here. */
 static int each_process(int (*fn)(int pid, const char *fields, void *arg), void *arg) {
-    int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir < 0) return -1;
+    int dir = proc_dir;
+    if (dir >= 0 && lseek(dir, 0, SEEK_SET) < 0) return -1;
+    if (dir < 0 && (dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) return -1;
     char buf[4096], path[64], stat[512];
     int found = 0;
     long n;
@@ -644,15 +651,21 @@ static int each_process(int (*fn)(int pid, const char *fields, void *arg), void 
             if (name[0] < '1' || name[0] > '9' || strcmp(name, "1") == 0) continue;
             snprintf(path, sizeof path, "%s/stat", name);
             int fd = openat(dir, path, O_RDONLY | O_CLOEXEC);
-            if (fd < 0) continue; /* gone meanwhile */
+            if (fd < 0) {
+                if (errno != ENOENT && errno != ESRCH) found = -1;
+                continue; /* else gone meanwhile */
+            }
             ssize_t len = read(fd, stat, sizeof stat - 1);
+            int read_err = errno;
             close(fd);
+            if (len < 0 && read_err != ESRCH) found = -1;
             if (len <= 0) continue;
             stat[len] = 0;
             const char *close_paren = strrchr(stat, ')');
             if (close_paren) found = fn(atoi(name), close_paren + 1, arg);
         }
-    close(dir);
+    if (n < 0) found = -1;
+    if (dir != proc_dir) close(dir);
     return found;
 }
 
@@ -786,8 +799,8 @@ static int any_process(int pid, const char *fields, void *arg) {
 }
 
 /* Nothing at work in the sandbox but connection `except`: no other connection, none
- * waiting to be accepted, no process but us (ours or joined; /proc unreadable counts as
- * one). */
+ * waiting to be accepted, no process but us (ours or joined; a process whose stat, or a
+ * /proc, we cannot read counts as one). */
 static int alone_but(int except) {
     for (int i = 0; i < kMaxClients; i++)
         if (i != except && clients[i].fd >= 0) return 0;
@@ -840,6 +853,7 @@ static void serve(int listener, const sigset_t *all) {
     int sfd = signalfd(-1, all, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd < 0) return;
     listen_fd = listener;
+    proc_dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     for (int i = 0; i < kMaxClients; i++) clients[i].fd = -1;
     for (;;) {
         leave_if_done(listener);

@@ -49,16 +49,21 @@ struct HelperArgs {
     HelperStack* body_stack;    // null: the child is a copy of us
     bool in_unified;            // started in the sandbox's unified-tree group (CLONE_INTO_CGROUP)
     const char* unified_procs;  // else the group's cgroup.procs to write ("" if none)
-    sigset_t mask;              // the signal mask to run (and leave to the child) with
+    sigset_t mask;              // the signal mask to run (and leave to the child) with: the
+                                // caller's (the thread that starts us blocks them all)
     pid_t child = 0;            // the child's pid, set by the kernel at its clone
 };
 
-// Runs beside the caller, in its memory (spawn_inside says why): it allocates nothing and
-// writes nothing of the caller's but its own stack and `a.child`.
+// Runs in our memory while the thread that started it sleeps (vfork): it allocates
+// nothing and writes nothing of ours but its own stack and `a.child`.
 [[noreturn]] void helper(HelperArgs& a) {
     const JoinSpec& spec = *a.spec;
     const std::function<void()>& body = *a.body;
     int report_fd = a.report_fd;
+    // Our handlers would run in the child, which a process inside can signal before its
+    // execve: a SIGTERM from inside must not read as one sent to dsec-run.
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
     ::sigprocmask(SIG_SETMASK, &a.mask, nullptr);
     auto send_fail = [&](const char* op) {
         dsec_send_report(report_fd, errno ? errno : EIO, 0, op, "");
@@ -122,41 +127,98 @@ int helper_entry(void* p) {
     helper(*a);
 }
 
-// SIGINT and SIGTERM held back from this thread while a helper runs in our memory: their
-// handler would interrupt poll below, whose EINTR would land in the errno the helper
-// shares with us. restore() (or the end of scope) lets a pending one through.
-struct StopSignalsBlocked {
-    sigset_t old{}, stops{};
-    bool on = false;
-    StopSignalsBlocked() {
-        sigemptyset(&stops);
-        sigaddset(&stops, SIGINT);
-        sigaddset(&stops, SIGTERM);
-        on = ::pthread_sigmask(SIG_BLOCK, &stops, &old) == 0;
-    }
-    ~StopSignalsBlocked() { restore(); }
-    StopSignalsBlocked(const StopSignalsBlocked&) = delete;
-    StopSignalsBlocked& operator=(const StopSignalsBlocked&) = delete;
-    void restore() {
-        if (on) ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-        on = false;
-    }
-    bool pending() const {
-        sigset_t now;
-        return ::sigpending(&now) == 0 && (sigismember(&now, SIGINT) == 1 || sigismember(&now, SIGTERM) == 1);
+// The thread a helper is started from. It sleeps in the helper's vfork, so that helper
+// and child count as vfork children (the OOM killer passes them by, whose memory is
+// ours, and an oom_score_adj written in them stays theirs) and share its thread-local
+// storage rather than the caller's, while the caller waits with its deadline and
+// signals. It then stays until released (Joined::parent_thread): the child's
+// parent-death signal is tied to the thread that is its parent, this one.
+struct Launch {
+    HelperArgs* args = nullptr;
+    HelperStack* stack = nullptr;
+    int unified = -1;         // the sandbox's group of the unified tree, or -1
+    pid_t helper = 0;         // set by the kernel at the clone (CLONE_PARENT_SETTID)
+    long result = -1;         // what the clone returned
+    int err = 0;              // and its errno
+    int done[2] = {-1, -1};   // written once the clone has returned (the helper has gone)
+    int release[2] = {-1, -1};  // its write end closed: the thread may end
+    pthread_t thread{};
+    bool running = false;
+
+    ~Launch() {
+        if (running) {
+            ::close(release[1]);
+            release[1] = -1;
+            ::pthread_join(thread, nullptr);
+        }
+        for (int fd : {done[0], done[1], release[0], release[1]})
+            if (fd >= 0) ::close(fd);
     }
 };
 
-enum class Waited { exited, timed_out, interrupted };
+void* launch_main(void* p) {
+    auto* l = static_cast<Launch*>(p);
+    long h = -1;
+    if (l->unified >= 0) {
+        clone_args ca;
+        std::memset(&ca, 0, sizeof ca);
+        ca.flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP | CLONE_PARENT_SETTID;
+        ca.parent_tid = uint64_t(uintptr_t(&l->helper));
+        ca.exit_signal = SIGCHLD;
+        ca.stack = uint64_t(uintptr_t(l->stack->base));
+        ca.stack_size = HelperStack::kSize;
+        ca.cgroup = uint64_t(l->unified);
+        l->args->in_unified = true;
+        h = clone3_on_stack(&ca, helper_entry, l->args);
+    }
+    if (h < 0 && (l->unified < 0 || errno == ENOSYS)) {
+        l->args->in_unified = false;
+        h = ::clone(helper_entry, l->stack->top(), CLONE_VM | CLONE_VFORK | CLONE_PARENT_SETTID | SIGCHLD, l->args,
+                    &l->helper);
+    }
+    l->result = h;
+    l->err = errno;
+    l->stack->returned();
+    char c = 0;
+    (void)!::write(l->done[1], &c, 1);
+    while (::read(l->release[0], &c, 1) < 0 && errno == EINTR) {
+    }
+    return nullptr;
+}
 
-// Sleeps until the helper (`helper`, a pidfd) has exited, `timeout_ms` (0: none) has
-// passed, or SIGINT or SIGTERM waits for us (blocked) or was taken by another thread
-// (interrupted()). Nothing here writes memory the helper uses, errno included: with
-// those signals blocked poll has no EINTR to report. A poll that fails otherwise (no
-// memory) is taken as a tick.
-Waited wait_for_helper(int helper, uint64_t timeout_ms, const StopSignalsBlocked& blocked) {
+// Starts `l`'s thread with every signal blocked (the caller's threads take them).
+Status start_launch(Launch& l) {
+    if (::pipe2(l.done, O_CLOEXEC) < 0 || ::pipe2(l.release, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
+    pthread_attr_t attr;
+    ::pthread_attr_init(&attr);
+    ::pthread_attr_setstacksize(&attr, 256 * 1024);
+    sigset_t all, old;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_BLOCK, &all, &old);
+    l.args->mask = old;
+    int e = ::pthread_create(&l.thread, &attr, launch_main, &l);
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    ::pthread_attr_destroy(&attr);
+    if (e != 0) return fail(errno_error(e, "pthread_create", "join helper"));
+    l.running = true;
+    return {};
+}
+
+bool readable(int fd, int ms) {
+    pollfd p = {fd, POLLIN, 0};
+    return ::poll(&p, 1, ms) > 0;
+}
+
+enum class Waited { done, timed_out, interrupted };
+
+// Sleeps until the helper has gone (`l.done`), `timeout_ms` (0: none) has passed, or
+// SIGINT or SIGTERM came (interrupted(): looked at every 50 ms, for another thread may
+// have taken it).
+Waited wait_for_helper(const Launch& l, uint64_t timeout_ms) {
     using Clock = std::chrono::steady_clock;
-    constexpr int64_t kTickMs = 50;  // how soon a signal taken by another thread is seen
+    constexpr int64_t kTickMs = 50;
+    // Past some 290 years a deadline in nanoseconds would overflow: none, then.
+    if (timeout_ms > (uint64_t(1) << 40)) timeout_ms = 0;
     auto deadline = timeout_ms ? Clock::now() + std::chrono::milliseconds(timeout_ms) : Clock::time_point::max();
     for (;;) {
         int64_t wait = kTickMs;
@@ -164,10 +226,20 @@ Waited wait_for_helper(int helper, uint64_t timeout_ms, const StopSignalsBlocked
             auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count() + 1;
             wait = std::clamp<int64_t>(left, 0, kTickMs);
         }
-        pollfd p = {helper, POLLIN, 0};
-        if (::poll(&p, 1, int(wait)) > 0) return Waited::exited;
-        if (interrupted() || blocked.pending()) return Waited::interrupted;
+        if (readable(l.done[0], int(wait))) return Waited::done;
+        if (interrupted()) return Waited::interrupted;
         if (Clock::now() >= deadline) return Waited::timed_out;
+    }
+}
+
+// Ends a helper still at work (its pid comes at its clone: waited for, or for the
+// clone's failure) and waits until its thread has come back from the clone.
+void end_helper(const Launch& l) {
+    pid_t h;
+    while ((h = __atomic_load_n(&l.helper, __ATOMIC_ACQUIRE)) == 0 && !readable(l.done[0], 5)) {
+    }
+    if (h > 0) ::kill(h, SIGKILL);  // not yet reaped (by us, below), so still the helper's
+    while (!readable(l.done[0], -1)) {
     }
 }
 
@@ -180,11 +252,11 @@ Result<Joined> spawn_inside(const JoinSpec& spec, const std::function<void()>& b
     int p[2];
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
     Fd rd(p[0]), wr(p[1]);
-    // The helper shares our memory (no page tables to copy for it, none to tear down when
-    // it goes: about 1.5 ms per exec) but runs beside us rather than with us asleep
-    // (vfork): a child that runs in our memory until its execve (body_execs) is visible
-    // inside, where root may stop it (kill -STOP -1), and the helper waits for it. We
-    // wait for the helper with the caller's deadline and signals, and end both if need be.
+    // The helper shares our memory: no page tables to copy for it and none to tear down
+    // when it goes, about 1.5 ms per exec. Joining namespaces and cgroups is per process,
+    // so it still does that alone. A thread of ours starts it (Launch), and we wait for
+    // it with the caller's deadline: a child that runs in our memory until its execve
+    // (body_execs) is visible inside, where root may stop it (kill -STOP -1).
     HelperStack stack;
     if (stack.base == MAP_FAILED) return fail(sys_error("mmap", "join helper stack"));
     std::optional<HelperStack> body_stack;
@@ -202,45 +274,26 @@ Result<Joined> spawn_inside(const JoinSpec& spec, const std::function<void()>& b
     Fd unified;
     if (!spec.cgroup_unified.empty())
         unified.reset(::open(spec.cgroup_unified.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    StopSignalsBlocked blocked;
-    args.mask = blocked.old;
-    int helper_pidfd = -1;
-    long h = -1;
-    if (unified) {
-        clone_args ca;
-        std::memset(&ca, 0, sizeof ca);
-        ca.flags = CLONE_VM | CLONE_PIDFD | CLONE_INTO_CGROUP;
-        ca.pidfd = uint64_t(uintptr_t(&helper_pidfd));
-        ca.exit_signal = SIGCHLD;
-        ca.stack = uint64_t(uintptr_t(stack.base));
-        ca.stack_size = HelperStack::kSize;
-        ca.cgroup = uint64_t(unified.get());
-        args.in_unified = true;
-        h = clone3_on_stack(&ca, helper_entry, &args);
-    }
-    if (h < 0 && (!unified || errno == ENOSYS)) {
-        args.in_unified = false;
-        h = ::clone(helper_entry, stack.top(), CLONE_VM | CLONE_PIDFD | SIGCHLD, &args, &helper_pidfd);
-    }
+    auto launch = std::make_shared<Launch>();
+    launch->args = &args;
+    launch->stack = &stack;
+    launch->unified = unified ? unified.get() : -1;
+    if (auto r = start_launch(*launch); !r) return fail(r.error());
+    Waited waited = wait_for_helper(*launch, spec.timeout_ms);
+    if (waited != Waited::done) end_helper(*launch);
+    long h = launch->result;
     if (h < 0) {
-        int clone_err = errno;
-        stack.returned();
+        int clone_err = launch->err;
         // A group removed since we opened it (ENODEV) is a sandbox being destroyed.
         if (args.in_unified && clone_err == ENODEV)
             return fail(make_error(Code::not_running, "the sandbox's init process is gone"));
         return fail(errno_error(clone_err, args.in_unified ? "clone3" : "clone", "join helper"));
     }
-    Fd helper_fd(helper_pidfd);
-    wr.reset();
-    Waited waited = wait_for_helper(helper_fd.get(), spec.timeout_ms, blocked);
-    if (waited != Waited::exited) ::syscall(SYS_pidfd_send_signal, helper_fd.get(), SIGKILL, nullptr, 0);
     while (::waitpid(pid_t(h), nullptr, __WALL) < 0 && errno == EINTR) {
     }
-    // The helper is gone: our stack and memory are ours alone again, but for its child
-    // while that has not reached its execve.
-    stack.returned();
-    auto reported = waited == Waited::exited ? read_report(rd.get(), "entering sandbox init " + std::to_string(spec.init_pid))
-                                             : Result<int>(0);
+    // The helper is gone: our memory is ours alone again, but for its child while that
+    // has not reached its execve (ended here if it must not).
+    wr.reset();
     auto end_child = [&] {
         if (args.child <= 0) return;
         ::kill(-args.child, SIGKILL);  // its session, where it made one
@@ -254,9 +307,11 @@ Result<Joined> spawn_inside(const JoinSpec& spec, const std::function<void()>& b
     }
     if (waited == Waited::interrupted) {
         end_child();
-        blocked.restore();
         return fail(interrupted_error());
     }
+    // A report is there unless the helper was killed from outside before it wrote one.
+    if (!readable(rd.get(), 0)) end_child();
+    auto reported = read_report(rd.get(), "entering sandbox init " + std::to_string(spec.init_pid));
     if (!reported) {
         end_child();
         if (reported.error().err == ESRCH) return fail(make_error(Code::not_running, "the sandbox's init process is gone"));
@@ -264,6 +319,7 @@ Result<Joined> spawn_inside(const JoinSpec& spec, const std::function<void()>& b
     }
     Joined j{*reported, Fd(int(::syscall(SYS_pidfd_open, *reported, 0)))};
     if (!j.pidfd) return fail(sys_error("pidfd_open", std::to_string(*reported)));
+    j.parent_thread = std::move(launch);
     return j;
 }
 

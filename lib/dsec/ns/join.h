@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,12 +36,15 @@ struct Joined {
     int pid = 0;  // in our pid namespace; 0: a served command that ended before it was known
     Fd pidfd;
     Fd ended;
+    std::shared_ptr<void> parent_thread;  // joined: the thread that is the child's parent (its
+                                          // parent-death signal is that thread's end), kept
+                                          // until this goes
 };
 
-/// Starts a helper (in our memory, beside us) that closes every descriptor but `keep_fds`,
-/// joins the cgroups and the init's namespaces (becoming root of the sandbox's user
-/// namespace, not host root), and from it a child (re-parented to us with CLONE_PARENT) that runs `body` inside the
-/// sandbox; `body` must not return (it confines itself and execs, or _exits). Makes the
+/// Starts a helper (in our memory, from a thread of ours that sleeps until it has gone)
+/// that closes every descriptor but `keep_fds`, joins the cgroups and the init's
+/// namespaces (becoming root of the sandbox's user namespace, not host root), and from it
+/// a child (re-parented to us with CLONE_PARENT) that runs `body` inside the sandbox; `body` must not return (it confines itself and execs, or _exits). Makes the
 /// calling process non-dumpable, so that neither helper nor child can be inspected from
 /// inside before the child's execve. Errors: not_running (init gone), the failing
 /// setns/cgroup step; timed_out (`timeout_ms` passed) or interrupted (SIGINT or SIGTERM)
