@@ -26,12 +26,11 @@ struct Behind {
 
 [[noreturn]] void destroy_behind(const Behind& b) {
     ::setsid();
-    ::prctl(PR_SET_NAME, "dsec-teardown", 0, 0, 0);
     for (int fd = 0; fd < 3; fd++) ::dup2(b.null, fd);
-    // Nothing of the caller's kept open (a pipe it reads to its end, a directory it may
-    // want to unmount), and it starts once we have gone: on a host of few CPUs it would
-    // otherwise slow our exit, which is what the caller waits for.
-    (void)!::chdir("/");
+    // Nothing of the caller's kept open (a pipe it reads to its end), and it starts once
+    // we have gone: on a host of few CPUs it would otherwise slow our exit, which is what
+    // the caller waits for. (It stays in our working directory: --run and --root may be
+    // relative to it.)
     dsec_close_all_but(&b.gone[0], 1);
     char c;
     while (::read(b.gone[0], &c, 1) < 0 && errno == EINTR) {
@@ -48,7 +47,7 @@ int destroy_behind_entry(void* p) { destroy_behind(*static_cast<Behind*>(p)); }
 // teardown (the init's exit, the cgroups, the id range, the state) goes on in a child,
 // as bubblewrap returns before its pid 1 has gone. The child (dsec-teardown) is in a
 // session of its own, on /dev/null (a caller reading our output to its end does not wait
-// for it), in /, and goes
+// for it), and goes
 // to the reaper above us, as the init does; what it cannot finish, dsec-reclaim gc
 // does. It runs in our memory (no page tables copied: 0.15 to 0.25 ms a fork here),
 // which is its alone once we have exited, as we do without touching it. Returns only if
@@ -61,6 +60,9 @@ void exit_destroying_behind(const sandbox::Paths& paths, const std::string& id, 
     int gone[2];
     if (!null || ::pipe2(gone, 0) < 0) return;
     Behind b{&paths, &id, {gone[0], gone[1]}, null.get()};
+    // Named before the clone, so that whoever looks for the child finds it by name from
+    // its first moment (we exit next).
+    ::prctl(PR_SET_NAME, "dsec-teardown", 0, 0, 0);
 #ifdef DSEC_HELPER_STACK_ASAN
     // AddressSanitizer's leak check at our exit would scan memory the child changes.
     pid_t child = ::fork();

@@ -626,7 +626,7 @@ static void lay_out(char *buf, char **room, const int *fds, struct command *c) {
  * keeps nothing of it between commands. */
 enum { kChildStack = 64 * 1024 };
 
-/* Our /proc, opened before anything else ran inside (serve): a /proc mounted over it
+/* Our /proc, opened before anything else ran inside (before the ready report): a /proc mounted over it
  * later (by a sandbox given CAP_SYS_ADMIN) does not change what we see. -1: opened at
  * each look. */
 static int proc_dir = -1;
@@ -642,8 +642,9 @@ static int each_process(int (*fn)(int pid, const char *fields, void *arg), void 
     if (dir >= 0 && lseek(dir, 0, SEEK_SET) < 0) return -1;
     if (dir < 0 && (dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) return -1;
     char buf[4096], path[64], stat[512];
-    int found = 0;
+    int found = 0, unreadable = 0;
     long n;
+    /* An unreadable one does not stop the walk: kill_session needs every other. */
     while (!found && (n = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0)
         for (long off = 0; off < n && !found;) {
             const char *name = buf + off + 19; /* d_ino 8, d_off 8, d_reclen 2, d_type 1 */
@@ -652,21 +653,21 @@ static int each_process(int (*fn)(int pid, const char *fields, void *arg), void 
             snprintf(path, sizeof path, "%s/stat", name);
             int fd = openat(dir, path, O_RDONLY | O_CLOEXEC);
             if (fd < 0) {
-                if (errno != ENOENT && errno != ESRCH) found = -1;
+                unreadable |= errno != ENOENT && errno != ESRCH;
                 continue; /* else gone meanwhile */
             }
             ssize_t len = read(fd, stat, sizeof stat - 1);
             int read_err = errno;
             close(fd);
-            if (len < 0 && read_err != ESRCH) found = -1;
+            unreadable |= len < 0 && read_err != ESRCH;
             if (len <= 0) continue;
             stat[len] = 0;
             const char *close_paren = strrchr(stat, ')');
             if (close_paren) found = fn(atoi(name), close_paren + 1, arg);
         }
-    if (n < 0) found = -1;
     if (dir != proc_dir) close(dir);
-    return found;
+    if (found) return found;
+    return n < 0 || unreadable ? -1 : 0;
 }
 
 /* A process that entered the sandbox from outside (an exec or session joined by setns,
@@ -853,7 +854,6 @@ static void serve(int listener, const sigset_t *all) {
     int sfd = signalfd(-1, all, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd < 0) return;
     listen_fd = listener;
-    proc_dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     for (int i = 0; i < kMaxClients; i++) clients[i].fd = -1;
     for (;;) {
         leave_if_done(listener);
@@ -927,6 +927,7 @@ int dsec_init_main(int argc, char **argv) {
      * which dsec-reclaim gc destroys. Set again, as the confinement's setresuid clears it;
      * had dsec-run died before that, the report finds its pipe without a reader. */
     prctl(PR_SET_PDEATHSIG, one_shot ? SIGKILL : 0, 0, 0, 0);
+    proc_dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dsec_send_report(kStatusFd, 0, 0, "ok", "") < 0 && one_shot) _exit(1);
     close(kStatusFd);
     int listener = kFirstLowerFd + atoi(argv[2]);

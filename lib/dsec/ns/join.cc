@@ -61,9 +61,12 @@ struct HelperArgs {
     const std::function<void()>& body = *a.body;
     int report_fd = a.report_fd;
     // Our handlers would run in the child, which a process inside can signal before its
-    // execve: a SIGTERM from inside must not read as one sent to dsec-run.
-    ::signal(SIGINT, SIG_DFL);
-    ::signal(SIGTERM, SIG_DFL);
+    // execve: a SIGTERM from inside must not read as one sent to dsec-run. (One ignored
+    // stays ignored, as the command would inherit it.)
+    for (int sig : {SIGINT, SIGTERM}) {
+        struct sigaction old = {};
+        if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler != SIG_IGN) ::signal(sig, SIG_DFL);
+    }
     ::sigprocmask(SIG_SETMASK, &a.mask, nullptr);
     auto send_fail = [&](const char* op) {
         dsec_send_report(report_fd, errno ? errno : EIO, 0, op, "");
@@ -145,6 +148,14 @@ struct Launch {
     pthread_t thread{};
     bool running = false;
 
+    // Once the thread has written it and we have read it: two descriptors fewer for as
+    // long as the command runs.
+    void close_done() {
+        for (int& fd : done) {
+            if (fd >= 0) ::close(fd);
+            fd = -1;
+        }
+    }
     ~Launch() {
         if (running) {
             ::close(release[1]);
@@ -217,7 +228,7 @@ enum class Waited { done, timed_out, interrupted };
 Waited wait_for_helper(const Launch& l, uint64_t timeout_ms) {
     using Clock = std::chrono::steady_clock;
     constexpr int64_t kTickMs = 50;
-    // Past some 290 years a deadline in nanoseconds would overflow: none, then.
+    // Past some 35 years (more than a duration may say) a deadline is none.
     if (timeout_ms > (uint64_t(1) << 40)) timeout_ms = 0;
     auto deadline = timeout_ms ? Clock::now() + std::chrono::milliseconds(timeout_ms) : Clock::time_point::max();
     for (;;) {
@@ -291,6 +302,7 @@ Result<Joined> spawn_inside(const JoinSpec& spec, const std::function<void()>& b
     }
     while (::waitpid(pid_t(h), nullptr, __WALL) < 0 && errno == EINTR) {
     }
+    launch->close_done();
     // The helper is gone: our memory is ours alone again, but for its child while that
     // has not reached its execve (ended here if it must not).
     wr.reset();
@@ -318,7 +330,11 @@ Result<Joined> spawn_inside(const JoinSpec& spec, const std::function<void()>& b
         return fail(reported.error());
     }
     Joined j{*reported, Fd(int(::syscall(SYS_pidfd_open, *reported, 0)))};
-    if (!j.pidfd) return fail(sys_error("pidfd_open", std::to_string(*reported)));
+    if (!j.pidfd) {
+        Error e = sys_error("pidfd_open", std::to_string(*reported));
+        end_child();
+        return fail(std::move(e));
+    }
     j.parent_thread = std::move(launch);
     return j;
 }

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
@@ -149,9 +150,14 @@ std::string user_text(const User& user) { return std::to_string(user.uid) + ":" 
     if (::chdir(p.workdir.c_str()) < 0) die(0, 126);
     const char* op = "";
     if (dsec_confine(p.confinement.get(), &op) < 0) die(1, 126);
-    // After the confinement's change of ids, which clears it. Our parent is outside the
-    // sandbox's pid namespace (0 here) until it dies and the init (1) takes us.
-    if (io.caller_waits && (::prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || ::getppid() != 0)) die(1, 126);
+    // After the confinement's change of ids, which clears it. Had dsec-run died before
+    // (its signal then never comes), the failure pipe has lost its only reader: a write
+    // end without readers polls as an error.
+    if (io.caller_waits) {
+        pollfd reader = {err_fd, POLLOUT, 0};
+        if (::prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || (::poll(&reader, 1, 0) == 1 && (reader.revents & POLLERR)))
+            ::_exit(126);
+    }
     signal(SIGPIPE, SIG_DFL);
     std::vector<char*>& cands = p.candidate_ptrs;
     errno = dsec_exec_candidates(cands.data(), cands.size(), p.argv.data(), p.envp.data(), p.sh_argv.data());

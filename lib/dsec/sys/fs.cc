@@ -120,7 +120,7 @@ Result<std::string> read_file(const std::string& path) {
 }
 
 namespace {
-// A path call (mkdir, stat), again while a network filesystem answers ESTALE: a directory
+// A path call (mkdir, stat, mkdtemp), again while a network filesystem answers ESTALE: a directory
 // another node made or replaced meanwhile (two nodes publishing into one shared store at
 // once) leaves this client's handle of the parent stale until it looks it up again, which
 // the kernel does once and a FUSE filesystem (GlusterFS) may need more than once. The
@@ -223,8 +223,12 @@ Result<Lock> lock_dir(const std::string& path, bool wait) {
 }
 
 Result<TempDir> TempDir::make(const std::string& parent, const std::string& prefix) {
-    std::string templ = parent + "/" + prefix + "XXXXXX";
-    if (!::mkdtemp(templ.data())) return fail(sys_error("mkdtemp", templ));
+    std::string templ;
+    auto made = fresh([&] {
+        templ = parent + "/" + prefix + "XXXXXX";  // mkdtemp fills it in: a new one each time
+        return ::mkdtemp(templ.data()) ? 0 : -1;
+    });
+    if (made < 0) return fail(sys_error("mkdtemp", templ));
     return TempDir(std::move(templ));
 }
 

@@ -81,7 +81,8 @@ Result<uint64_t> parse_duration_ms(const std::string& text) {
         else return fail(usage("duration", text, hint));
         total += n * mult;
     }
-    if (total > 1e15) return fail(usage("duration", text, "out of range"));
+    // At most some 31 years: a deadline that far in nanoseconds still fits in 64 bits.
+    if (total > 1e12) return fail(usage("duration", text, "out of range (at most 11574d)"));
     return uint64_t(total);
 }
 
