@@ -47,9 +47,8 @@ int destroy_behind_entry(void* p) { destroy_behind(*static_cast<Behind*>(p)); }
 // teardown (the init's exit, the cgroups, the id range, the state) goes on in a child,
 // as bubblewrap returns before its pid 1 has gone. The child (dsec-teardown) is in a
 // session of its own, on /dev/null (a caller reading our output to its end does not wait
-// for it), and goes
-// to the reaper above us, as the init does; what it cannot finish, dsec-reclaim gc
-// does. It runs in our memory (no page tables copied: 0.15 to 0.25 ms a fork here),
+// for it), and goes to the reaper above us, as the init does; what it cannot finish,
+// dsec-reclaim gc does. It runs in our memory (no page tables copied: 0.15 to 0.25 ms a fork here),
 // which is its alone once we have exited, as we do without touching it. Returns only if
 // no child could be made (destroy then in place).
 void exit_destroying_behind(const sandbox::Paths& paths, const std::string& id, int code) {
@@ -76,6 +75,7 @@ void exit_destroying_behind(const sandbox::Paths& paths, const std::string& id, 
     if (child < 0 && stack != MAP_FAILED) ::munmap(stack, kStack);
 #endif
     if (child > 0) ::_exit(code);
+    ::prctl(PR_SET_NAME, "dsec-run", 0, 0, 0);
     ::close(gone[0]);
     ::close(gone[1]);
 }
