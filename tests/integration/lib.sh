@@ -61,14 +61,13 @@ trap _cleanup EXIT
 # child of this test's is left (one whose environment cannot be read counts), and says
 # which are left if any.
 settle_teardowns() {
-    local _ pid left
+    local _ pid left env
     for _ in $(seq 300); do
         left=""
         for pid in $(pgrep -x dsec-teardown); do
             [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" = Z ] && continue  # waits for the reaper
-            if { tr '\0' '\n' < "/proc/$pid/environ"; } 2>/dev/null | grep -q '^DSEC_RUN='; then
-                { tr '\0' '\n' < "/proc/$pid/environ"; } 2>/dev/null | grep -qxF "DSEC_RUN=$DSEC_RUN" || continue
-            fi
+            env=$({ tr '\0' '\n' < "/proc/$pid/environ"; } 2>/dev/null || true)
+            grep -q '^DSEC_RUN=' <<< "$env" && ! grep -qxF "DSEC_RUN=$DSEC_RUN" <<< "$env" && continue  # another's
             left="$left $pid"
         done
         [ -z "$left" ] && return 0

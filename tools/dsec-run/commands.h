@@ -67,6 +67,12 @@ struct PoolSetup {
 /// Errors: usage (no --layers, an --id), the options' own, a layer not in the store, a
 /// policy or seccomp file that cannot be read.
 Result<PoolSetup> pool_setup(const Context& ctx, const CreateArgs& args, bool memory_upper);
+/// In a child that works on after we have exited: a session of its own, `null` as its
+/// stdio and no other descriptor of the caller's (a caller that reads our output to its
+/// end does not wait for it); returns once `wait_fd` reads EOF (the parent's end closed:
+/// it has gone, or handed over what it had to), with `wait_fd` closed.
+void leave_caller(int null, int wait_fd);
+
 /// run --pool: draws a sandbox made ahead (or makes one when none is ready), runs the
 /// command in it, and leaves its teardown and the refill to a background process.
 Result<int> run_pooled(const Context& ctx, const PoolSetup& setup, size_t size, const sandbox::ExecOptions& options);

@@ -1,7 +1,6 @@
 // dsec-run pool (fill, ls, drain), and run --pool: one-shot sandboxes drawn from
 // sandboxes created ahead (sandbox/pool.h).
 #include <fcntl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -114,17 +113,10 @@ void finish_in_background(const Context& ctx, const PoolSetup& s, const std::vec
     if (::pipe2(handed, O_CLOEXEC) < 0) return;  // nothing handed over: the next fill sweeps the claims
     pid_t child = ::fork();
     if (child == 0) {
-        // In a session of its own, on /dev/null: the caller that reads our output to its
-        // end does not wait for the teardown and the refill. It starts once its claims
-        // are its own (the parent closes the pipe after handing them over, or dies).
-        ::setsid();
-        ::close(handed[1]);
-        char c;
-        while (::read(handed[0], &c, 1) < 0 && errno == EINTR) {
-        }
-        int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-        for (int fd = 0; fd < 3; fd++) ::dup2(null, fd);
-        ::syscall(SYS_close_range, 3U, ~0U, 0U);
+        // The caller that reads our output to its end does not wait for the teardown and
+        // the refill. It starts once its claims are its own (the parent closes the pipe
+        // after handing them over, or dies).
+        leave_caller(::open("/dev/null", O_RDWR | O_CLOEXEC), handed[0]);
         for (auto& id : used) {
             auto d = sandbox::destroy(paths, id, sandbox::Missing::ok);
             if (!d) {

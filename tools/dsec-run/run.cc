@@ -3,7 +3,6 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,26 +15,29 @@
 
 namespace dsec::run_tool {
 
+void leave_caller(int null, int wait_fd) {
+    ::setsid();
+    for (int fd = 0; fd < 3; fd++) ::dup2(null, fd);
+    dsec_close_all_but(&wait_fd, 1);
+    char c;
+    while (::read(wait_fd, &c, 1) < 0 && errno == EINTR) {
+    }
+    ::close(wait_fd);
+}
+
 namespace {
 struct Behind {
     const sandbox::Paths* paths;
     const std::string* id;
-    int gone[2];  // a pipe whose write end closes (in us) as we exit
-    int null;     // /dev/null
+    int gone;  // read end of a pipe whose write end closes (in us) as we exit
+    int null;  // /dev/null
 };
 
 [[noreturn]] void destroy_behind(const Behind& b) {
-    ::setsid();
-    for (int fd = 0; fd < 3; fd++) ::dup2(b.null, fd);
-    // Nothing of the caller's kept open (a pipe it reads to its end), and it starts once
-    // we have gone: on a host of few CPUs it would otherwise slow our exit, which is what
-    // the caller waits for. (It stays in our working directory: --run and --root may be
-    // relative to it.)
-    dsec_close_all_but(&b.gone[0], 1);
-    char c;
-    while (::read(b.gone[0], &c, 1) < 0 && errno == EINTR) {
-    }
-    ::close(b.gone[0]);
+    // It starts once we have gone: on a host of few CPUs it would otherwise slow our
+    // exit, which is what the caller waits for. (It stays in our working directory:
+    // --run and --root may be relative to it.)
+    leave_caller(b.null, b.gone);
     (void)sandbox::destroy(*b.paths, *b.id, sandbox::Missing::ok);
     ::_exit(0);
 }
@@ -48,9 +50,9 @@ int destroy_behind_entry(void* p) { destroy_behind(*static_cast<Behind*>(p)); }
 // as bubblewrap returns before its pid 1 has gone. The child (dsec-teardown) is in a
 // session of its own, on /dev/null (a caller reading our output to its end does not wait
 // for it), and goes to the reaper above us, as the init does; what it cannot finish,
-// dsec-reclaim gc does. It runs in our memory (no page tables copied: 0.15 to 0.25 ms a fork here),
-// which is its alone once we have exited, as we do without touching it. Returns only if
-// no child could be made (destroy then in place).
+// dsec-reclaim gc does. It runs in our memory (no page tables copied: 0.15 to 0.25 ms a
+// fork here), which is its alone once we have exited, as we do without touching it.
+// Returns only if no child could be made (destroy then in place).
 void exit_destroying_behind(const sandbox::Paths& paths, const std::string& id, int code) {
     std::cout.flush();
     std::cerr.flush();
@@ -58,7 +60,7 @@ void exit_destroying_behind(const sandbox::Paths& paths, const std::string& id, 
     Fd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
     int gone[2];
     if (!null || ::pipe2(gone, 0) < 0) return;
-    Behind b{&paths, &id, {gone[0], gone[1]}, null.get()};
+    Behind b{&paths, &id, gone[0], null.get()};
     // Named before the clone, so that whoever looks for the child finds it by name from
     // its first moment (we exit next).
     ::prctl(PR_SET_NAME, "dsec-teardown", 0, 0, 0);

@@ -626,9 +626,9 @@ static void lay_out(char *buf, char **room, const int *fds, struct command *c) {
  * keeps nothing of it between commands. */
 enum { kChildStack = 64 * 1024 };
 
-/* Our /proc, opened before anything else ran inside (before the ready report): a /proc mounted over it
- * later (by a sandbox given CAP_SYS_ADMIN) does not change what we see. -1: opened at
- * each look. */
+/* Our /proc, opened before anything else ran inside (before the ready report): a /proc
+ * mounted over it later (by a sandbox given CAP_SYS_ADMIN) does not change what we see.
+ * -1: opened at each look. */
 static int proc_dir = -1;
 
 /* Calls fn(pid, fields, arg) for each process in our pid namespace but us, with
@@ -799,16 +799,18 @@ static int any_process(int pid, const char *fields, void *arg) {
     return 1;
 }
 
-/* Nothing at work in the sandbox but connection `except`: no other connection, none
- * waiting to be accepted, no process but us (ours or joined; a process whose stat, or a
- * /proc, we cannot read counts as one). */
-static int alone_but(int except) {
+/* No connection but `except` (-1: none), and none waiting to be accepted. */
+static int no_connection_but(int except) {
     for (int i = 0; i < kMaxClients; i++)
         if (i != except && clients[i].fd >= 0) return 0;
     struct pollfd p = {listen_fd, POLLIN, 0};
-    if (listen_fd >= 0 && poll(&p, 1, 0) != 0) return 0;
-    return each_process(any_process, NULL) == 0;
+    return listen_fd < 0 || poll(&p, 1, 0) == 0;
 }
+
+/* Nothing at work in the sandbox but connection `except`: no other connection, none
+ * waiting, no process but us (ours or joined; a process whose stat, or a /proc, we
+ * cannot read counts as one). */
+static int alone_but(int except) { return no_connection_but(except) && each_process(any_process, NULL) == 0; }
 
 /* Reaps whatever has died: a served command's status goes to its connection. A
  * one-shot's own command with nothing else at work: we leave at once, and say so
@@ -839,14 +841,8 @@ static void reap(void) {
  * teardown, as exec's "sandbox destroyed during exec" note expects: another connection
  * (an exec served or about to be), one still in the listen queue, a process that
  * entered from outside. */
-static void leave_if_done(int listener) {
-    if (!one_shot || !own_ended) return;
-    for (int i = 0; i < kMaxClients; i++)
-        if (clients[i].fd >= 0) return;
-    struct pollfd p = {listener, POLLIN, 0};
-    if (poll(&p, 1, 0) != 0) return;
-    if (anyone_joined()) return;
-    _exit(0);
+static void leave_if_done(void) {
+    if (one_shot && own_ended && no_connection_but(-1) && !anyone_joined()) _exit(0);
 }
 
 /* Serves exec requests on `listener` and reaps; returns only if it cannot start. */
@@ -856,7 +852,7 @@ static void serve(int listener, const sigset_t *all) {
     listen_fd = listener;
     for (int i = 0; i < kMaxClients; i++) clients[i].fd = -1;
     for (;;) {
-        leave_if_done(listener);
+        leave_if_done();
         struct pollfd p[2 + kMaxClients];
         int which[kMaxClients], n = 2;
         p[0] = (struct pollfd){sfd, POLLIN, 0};

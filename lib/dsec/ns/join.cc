@@ -138,7 +138,6 @@ int helper_entry(void* p) {
 // parent-death signal is tied to the thread that is its parent, this one.
 struct Launch {
     HelperArgs* args = nullptr;
-    HelperStack* stack = nullptr;
     int unified = -1;         // the sandbox's group of the unified tree, or -1
     pid_t helper = 0;         // set by the kernel at the clone (CLONE_PARENT_SETTID)
     long result = -1;         // what the clone returned
@@ -176,7 +175,7 @@ void* launch_main(void* p) {
         ca.flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP | CLONE_PARENT_SETTID;
         ca.parent_tid = uint64_t(uintptr_t(&l->helper));
         ca.exit_signal = SIGCHLD;
-        ca.stack = uint64_t(uintptr_t(l->stack->base));
+        ca.stack = uint64_t(uintptr_t(l->args->stack->base));
         ca.stack_size = HelperStack::kSize;
         ca.cgroup = uint64_t(l->unified);
         l->args->in_unified = true;
@@ -184,12 +183,12 @@ void* launch_main(void* p) {
     }
     if (h < 0 && (l->unified < 0 || errno == ENOSYS)) {
         l->args->in_unified = false;
-        h = ::clone(helper_entry, l->stack->top(), CLONE_VM | CLONE_VFORK | CLONE_PARENT_SETTID | SIGCHLD, l->args,
+        h = ::clone(helper_entry, l->args->stack->top(), CLONE_VM | CLONE_VFORK | CLONE_PARENT_SETTID | SIGCHLD, l->args,
                     &l->helper);
     }
     l->result = h;
     l->err = errno;
-    l->stack->returned();
+    l->args->stack->returned();
     char c = 0;
     (void)!::write(l->done[1], &c, 1);
     while (::read(l->release[0], &c, 1) < 0 && errno == EINTR) {
@@ -228,8 +227,6 @@ enum class Waited { done, timed_out, interrupted };
 Waited wait_for_helper(const Launch& l, uint64_t timeout_ms) {
     using Clock = std::chrono::steady_clock;
     constexpr int64_t kTickMs = 50;
-    // Past some 35 years (more than a duration may say) a deadline is none.
-    if (timeout_ms > (uint64_t(1) << 40)) timeout_ms = 0;
     auto deadline = timeout_ms ? Clock::now() + std::chrono::milliseconds(timeout_ms) : Clock::time_point::max();
     for (;;) {
         int64_t wait = kTickMs;
@@ -287,7 +284,6 @@ Result<Joined> spawn_inside(const JoinSpec& spec, const std::function<void()>& b
         unified.reset(::open(spec.cgroup_unified.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     auto launch = std::make_shared<Launch>();
     launch->args = &args;
-    launch->stack = &stack;
     launch->unified = unified ? unified.get() : -1;
     if (auto r = start_launch(*launch); !r) return fail(r.error());
     Waited waited = wait_for_helper(*launch, spec.timeout_ms);

@@ -44,8 +44,9 @@ struct Joined {
 /// Starts a helper (in our memory, from a thread of ours that sleeps until it has gone)
 /// that closes every descriptor but `keep_fds`, joins the cgroups and the init's
 /// namespaces (becoming root of the sandbox's user namespace, not host root), and from it
-/// a child (re-parented to us with CLONE_PARENT) that runs `body` inside the sandbox; `body` must not return (it confines itself and execs, or _exits). Makes the
-/// calling process non-dumpable, so that neither helper nor child can be inspected from
+/// a child (re-parented to us with CLONE_PARENT) that runs `body` inside the sandbox;
+/// `body` must not return (it confines itself and execs, or _exits). Makes the calling
+/// process non-dumpable, so that neither helper nor child can be inspected from
 /// inside before the child's execve. Errors: not_running (init gone), the failing
 /// setns/cgroup step; timed_out (`timeout_ms` passed) or interrupted (SIGINT or SIGTERM)
 /// before the child was started, the helper and child then killed and reaped.

@@ -106,6 +106,13 @@ bool servable(const Io& io, const User& user) {
            user.uid == 0 && user.gid == 0;
 }
 
+// The deadline of a command that has not started yet: the nearer of its timeouts (0:
+// none), as nothing has been output either.
+uint64_t start_deadline_ms(const ExecOptions& o) {
+    if (!o.timeout_ms || !o.no_output_timeout_ms) return o.timeout_ms | o.no_output_timeout_ms;
+    return std::min(o.timeout_ms, o.no_output_timeout_ms);
+}
+
 // Sends the init of sandbox `id` the request for the prepared command, with `io`'s stdio
 // and the failure pipe's write end (served.h send_served).
 Result<std::optional<Fd>> ask_init(const Paths& paths, const std::string& id, const Prepared& p,
@@ -245,8 +252,7 @@ Result<Started> start(const Paths& paths, const std::string& id, const ExecOptio
     spec.body_execs = true;
     // Until its execve the child runs in our memory and may be stopped from inside: the
     // command's deadline holds from here (it starts again when the command does).
-    for (uint64_t t : {o.timeout_ms, o.no_output_timeout_ms})
-        if (t && (!spec.timeout_ms || t < spec.timeout_ms)) spec.timeout_ms = t;
+    spec.timeout_ms = start_deadline_ms(o);
     auto child = ns::spawn_inside(spec, [&] { child_main(*prepared, io, err_w.get()); });
     if (!child) {
         if (child.error().code == Code::not_running)
@@ -301,9 +307,7 @@ Result<ExecResult> not_started(const Paths& paths, const std::string& id, const 
     r.timed_out = true;
     r.signal = SIGKILL;
     r.exit_code = 128 + SIGKILL;
-    uint64_t limit = o.timeout_ms && (!o.no_output_timeout_ms || o.timeout_ms <= o.no_output_timeout_ms)
-                         ? o.timeout_ms : o.no_output_timeout_ms;
-    r.note = "timed out after " + format_duration_ms(limit) + " before the command started";
+    r.note = "timed out after " + format_duration_ms(start_deadline_ms(o)) + " before the command started";
     r.duration_ms = uint64_t(std::chrono::duration_cast<std::chrono::milliseconds>(
                                  std::chrono::steady_clock::now() - start_time).count());
     r.out_sha256 = r.err_sha256 = Sha256().hex();

@@ -120,11 +120,11 @@ Result<std::string> read_file(const std::string& path) {
 }
 
 namespace {
-// A path call (mkdir, stat, mkdtemp), again while a network filesystem answers ESTALE: a directory
-// another node made or replaced meanwhile (two nodes publishing into one shared store at
-// once) leaves this client's handle of the parent stale until it looks it up again, which
-// the kernel does once and a FUSE filesystem (GlusterFS) may need more than once. The
-// call's result, errno set as it left it.
+// A path call (mkdir, stat, mkdtemp), again while a network filesystem answers ESTALE: a
+// directory another node made or replaced meanwhile (two nodes publishing into one shared
+// store at once) leaves this client's handle of the parent stale until it looks it up
+// again, which the kernel does once and a FUSE filesystem (GlusterFS) may need more than
+// once. The call's result, errno set as it left it.
 template <typename Call>
 int fresh(Call call) {
     int rc;
