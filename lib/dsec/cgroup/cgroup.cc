@@ -71,18 +71,26 @@ std::string Cgroup::dir_for(const std::string& controller) const {
     return placement_.unified;
 }
 
-std::vector<std::string> Cgroup::v1_join_files() const {
+bool Cgroup::in_part(const std::string& dir, Part part) const {
+    if (part == Part::all) return true;
+    const std::string& memory = layout_.on_v1("memory") ? layout_.v1.at("memory") : layout_.unified;
+    bool early = dir == placement_.unified || dir == placement_.shared || dir.starts_with(memory + "/");
+    return early == (part == Part::early);
+}
+
+std::vector<std::string> Cgroup::v1_join_files(Part part) const {
     std::vector<std::string> out;
     for (auto& d : placement_.join)
-        if (d != placement_.unified) out.push_back(d + "/tasks");
+        if (d != placement_.unified && in_part(d, part)) out.push_back(d + "/tasks");
     return out;
 }
 
-Status Cgroup::create(const Limits& limits) {
+Status Cgroup::create(const Limits& limits, Part part) const {
     if (!placed_) return placed_;
     if (memcg_ == Memcg::shared && limits.memory)
         return fail(make_error(Code::usage, "a memory limit (--memory, or a policy's) needs the sandbox's own memory "
                                             "cgroup (--memcg own): a shared one has no per-sandbox limit"));
+    if (part == Part::late) return create_dirs(limits, part);
     if (layout_.mode == Mode::v2) {
         // Controllers must be enabled from the root down to dsec/ for dsec/<id> to have them.
         (void)fs::mkdir_p(layout_.unified + "/" + parent_);
@@ -97,23 +105,33 @@ Status Cgroup::create(const Limits& limits) {
         if (placement_.shared + "/" + id_ == placement_.unified)
             for (const char* c : {"+cpu", "+pids"}) (void)fs::write_text(placement_.shared + "/cgroup.subtree_control", c);
     }
+    return create_dirs(limits, part);
+}
+
+Status Cgroup::create_dirs(const Limits& limits, Part part) const {
     for (auto& d : placement_.dirs) {
+        if (!in_part(d, part)) continue;
         // ENOENT: dsec-reclaim gc removed the (then empty) parent between the two mkdirs.
         Status made = fs::mkdir_p(d);
         for (int again = 0; !made && made.error().err == ENOENT && again < 3; again++) made = fs::mkdir_p(d);
         if (!made) return fail(made.error());
     }
+    // A limit's directory, or "" when it belongs to the other part.
     auto need = [&](const char* ctrl, const std::string& file) -> Result<std::string> {
         std::string dir = dir_for(ctrl);
+        if (!dir.empty() && !in_part(dir, part)) return std::string();
         if (dir.empty() || !fs::exists(dir + "/" + file))
             return fail(make_error(Code::unsupported, std::string("no ") + ctrl + " controller for this cgroup", dir));
         return dir;
     };
     if (limits.memory) {
-        auto dir = need("memory", layout_.on_v1("memory") ? "memory.limit_in_bytes" : "memory.max");
+        bool v1 = layout_.on_v1("memory");
+        auto dir = need("memory", v1 ? "memory.limit_in_bytes" : "memory.max");
         if (!dir) return fail(dir.error());
         std::string v = std::to_string(limits.memory);
-        if (layout_.on_v1("memory")) {
+        if (dir->empty()) {
+            // made with the other part
+        } else if (v1) {
             if (auto r = fs::write_text(*dir + "/memory.limit_in_bytes", v); !r) return r;
             // memsw caps memory+swap: without it a sandbox could swap its way past the limit.
             if (fs::exists(*dir + "/memory.memsw.limit_in_bytes"))
@@ -129,14 +147,15 @@ Status Cgroup::create(const Limits& limits) {
     if (limits.cpus > 0) {
         uint64_t quota = uint64_t(limits.cpus * double(kCpuPeriodUs));
         if (quota < 1000) quota = 1000;  // the kernel's minimum quota is 1 ms
-        if (layout_.on_v1("cpu")) {
-            auto dir = need("cpu", "cpu.cfs_quota_us");
-            if (!dir) return fail(dir.error());
+        bool v1 = layout_.on_v1("cpu");
+        auto dir = need("cpu", v1 ? "cpu.cfs_quota_us" : "cpu.max");
+        if (!dir) return fail(dir.error());
+        if (dir->empty()) {
+            // made with the other part
+        } else if (v1) {
             if (auto r = fs::write_text(*dir + "/cpu.cfs_period_us", std::to_string(kCpuPeriodUs)); !r) return r;
             if (auto r = fs::write_text(*dir + "/cpu.cfs_quota_us", std::to_string(quota)); !r) return r;
         } else {
-            auto dir = need("cpu", "cpu.max");
-            if (!dir) return fail(dir.error());
             if (auto r = fs::write_text(*dir + "/cpu.max", std::to_string(quota) + " " + std::to_string(kCpuPeriodUs)); !r)
                 return r;
         }
@@ -147,12 +166,15 @@ Status Cgroup::create(const Limits& limits) {
         auto dir = need("cpu", v1 ? "cpu.shares" : "cpu.weight");
         if (!dir) return fail(dir.error());
         uint64_t value = v1 ? std::max<uint64_t>(2, limits.cpu_weight * 1024 / 100) : limits.cpu_weight;
-        if (auto r = fs::write_text(*dir + (v1 ? "/cpu.shares" : "/cpu.weight"), std::to_string(value)); !r) return r;
+        if (!dir->empty())
+            if (auto r = fs::write_text(*dir + (v1 ? "/cpu.shares" : "/cpu.weight"), std::to_string(value)); !r)
+                return r;
     }
     if (limits.pids) {
         auto dir = need("pids", "pids.max");
         if (!dir) return fail(dir.error());
-        if (auto r = fs::write_text(*dir + "/pids.max", std::to_string(limits.pids)); !r) return r;
+        if (!dir->empty())
+            if (auto r = fs::write_text(*dir + "/pids.max", std::to_string(limits.pids)); !r) return r;
     }
     return {};
 }

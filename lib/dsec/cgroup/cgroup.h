@@ -30,11 +30,17 @@ public:
     /// memory cgroup is its own or the run directory's shared one (placement.h).
     Cgroup(Layout layout, const std::string& parent, std::string id, Memcg memcg = Memcg::own);
 
-    /// Creates the directories (parents and the shared memory group too) and writes the
-    /// limits. Errors: the failing mkdir or write with its path; "unsupported" when a
-    /// limit has no controller or the layout cannot share the memory cgroup; usage for a
-    /// memory limit on a shared memory cgroup.
-    Status create(const Limits& limits);
+    /// Which of its groups create() makes (a sandbox's start makes the late part while its
+    /// init sets itself up, sandbox/start.h). Early: the unified tree's group (entered at
+    /// the clone), the one in the memory hierarchy (all the init's memory is charged to it
+    /// from the start) and the shared memory group; late: the other v1 hierarchies'.
+    enum class Part { all, early, late };
+
+    /// Creates the directories of `part` (parents and the shared memory group too) and
+    /// writes their limits. Errors: the failing mkdir or write with its path;
+    /// "unsupported" when a limit has no controller or the layout cannot share the memory
+    /// cgroup; usage for a memory limit on a shared memory cgroup.
+    Status create(const Limits& limits, Part part = Part::all) const;
 
     /// The sandbox's own directories, one per hierarchy (some may not exist); never the
     /// shared memory group.
@@ -51,7 +57,8 @@ public:
     /// to 14 ms a write on a host with rcu_expedited=0, the usual). For a process of one
     /// thread only, which every joiner of ours is: a new child, before it starts any. The
     /// unified tree's group, unified_dir(), is entered at the clone (CLONE_INTO_CGROUP).
-    std::vector<std::string> v1_join_files() const;
+    /// `part`: the files of those groups only.
+    std::vector<std::string> v1_join_files(Part part = Part::all) const;
     /// Own or shared memory cgroup.
     Memcg memcg() const { return memcg_; }
     /// The shared memory group ("" with Memcg::own).
@@ -89,6 +96,8 @@ public:
 
 private:
     std::string dir_for(const std::string& controller) const;
+    bool in_part(const std::string& dir, Part part) const;
+    Status create_dirs(const Limits& limits, Part part) const;
     Layout layout_;
     std::string parent_;
     std::string id_;

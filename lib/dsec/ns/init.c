@@ -2,12 +2,17 @@
  * inits, which run it in a copy of dsec-run: init.h).
  *
  * Started by dsec-run in a fresh user namespace (root inside is an unprivileged host id)
- * and fresh mount, pid, net, ipc, uts and cgroup namespaces, in an empty host directory
- * (its cwd), with
+ * and fresh mount, pid, net, ipc and uts namespaces, in an empty host directory (its
+ * cwd), in its unified and memory cgroups, with
  *   fd 3      the status pipe: one dsec_report (confine.h), err 0 once the sandbox is ready
- *   fd 4      a pipe holding the dsec_confinement the init applies to itself when ready
- *   fd 5      a mount (idmapped clone) holding the sandbox's upper/ and work/ (kept open)
- *   fd 6..    the layers' mounts (idmapped clones), top first
+ *   fd 4      the channel from dsec-run (a SOCK_SEQPACKET socket), which brings, once the
+ *             init has set up what needs nothing of it: first the mounts for fds 5 and 6..
+ *             (one byte each message, the descriptors attached), then the dsec_confinement
+ *             the init applies to itself when ready, with the join files of its other v1
+ *             cgroups attached (made by dsec-run meanwhile)
+ *   fd 5      a mount (idmapped clone) holding the sandbox's upper/ and work/ (kept open);
+ *             /dev/null until the mounts come
+ *   fd 6..    the layers' mounts (idmapped clones), top first; /dev/null until then
  *   fd 6+N    after the N layers: the listening socket of exec served here (confine.h), if
  *             it is one
  *   argv      dsec-init HOSTNAME LAYERS SCRATCH_BYTES USERXATTR ROOT [BIND_DST...]   (no host path)
@@ -15,9 +20,10 @@
  *             new root, the host's tree detached), "chroot" when it is a copy of the run
  *             directory's template (ns/root_template.h: nothing of the host's outside)
  *   cwd       b0, b1, ...: the sandbox's binds, one per BIND_DST (sandbox/bind.h), when any
- * It mounts the overlay over the cwd (the mount lives only in this namespace), builds
- * /dev, /proc and /tmp (one tmpfs for all of them), brings loopback up, pivots or chroots
- * into the new root, confines itself (the sandbox's capabilities kept permitted, none
+ * It builds /dev and /proc on a scratch tmpfs over the cwd and brings loopback up, then
+ * mounts the overlay over that (the mount lives only in this namespace), moves /dev and
+ * /proc onto it, adds /tmp (the same tmpfs), pivots or chroots into the new root, joins
+ * its other cgroups and enters a cgroup namespace of its own, confines itself (the sandbox's capabilities kept permitted, none
  * effective; no_new_privs, seccomp) and then reaps zombies and, when fd 6+N is a listening
  * socket, forks the commands dsec-run asks for (exec served, confine.h). Not dumpable, so nothing in the sandbox can read its memory,
  * descriptors or executable. No allocations after start-up: an idle sandbox should cost
@@ -57,7 +63,7 @@
 #define CLONE_PIDFD 0x00001000
 #endif
 
-enum { kStatusFd = 3, kConfinementFd = 4, kUpperFd = 5, kFirstLowerFd = 6 };
+enum { kStatusFd = 3, kChannelFd = 4, kUpperFd = 5, kFirstLowerFd = 6 };
 
 /* Reports the failing step to dsec-run and exits; the parent turns it into an error record. */
 static void die(const char *op, const char *path) {
@@ -108,21 +114,15 @@ static void make_scratch(const char *size) {
     }
 }
 
-/* Attaches a bind of scratch/`name` at `dst` (a directory under the new root) with the
- * given mount attributes. */
-/* Mounts a clone of the scratch tmpfs's `name` over `dst`; with `optional`, a `dst` this
- * kernel does not have is skipped (no access() first: one system call fewer each). */
-static void bind_scratch_at(const char *name, const char *dst, unsigned long long attrs, int optional) {
+/* Attaches a bind of scratch/`name` at `dst` (a directory under the cwd) with the given
+ * mount attributes. */
+static void bind_scratch(const char *name, const char *dst, unsigned long long attrs) {
     int fd = open_tree(scratch, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
     if (fd < 0) die("open_tree", name);
     struct mount_attr attr = {.attr_set = attrs};
     if (attrs && mount_setattr(fd, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) die("mount_setattr", dst);
-    if (move_mount(fd, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0 && !(optional && errno == ENOENT))
-        die("move_mount", dst);
+    if (move_mount(fd, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0) die("move_mount", dst);
     close(fd);
-}
-static void bind_scratch(const char *name, const char *dst, unsigned long long attrs) {
-    bind_scratch_at(name, dst, attrs, 0);
 }
 
 /* Device nodes come from the host: bind mounts of /dev/null & co. onto empty files. */
@@ -210,9 +210,12 @@ static void make_proc(void) {
         }
         mount_or_die(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
     }
+    /* A read-only bind of the empty directory over itself, whose binds inherit its
+     * attributes: one mount call for each directory masked. */
+    bind_scratch("empty", "empty", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
     for (size_t i = 0; i < sizeof masked_dirs / sizeof *masked_dirs; i++) {
         snprintf(path, sizeof path, "proc/%s", masked_dirs[i]);
-        bind_scratch_at("empty", path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 1);
+        if (mount("empty", path, NULL, MS_BIND, NULL) < 0 && errno != ENOENT) die("mount", path);
     }
     for (size_t i = 0; i < sizeof masked_files / sizeof *masked_files; i++) {
         snprintf(path, sizeof path, "proc/%s", masked_files[i]);
@@ -383,24 +386,45 @@ static void note_ignored_signals(void) {
     if (at) ignored_signals = strtoull(at + strlen("\nSigIgn:"), NULL, 16);
 }
 
-static void set_up(int argc, char **argv) {
+/* What needs only our ids, done while dsec-run makes our mounts and the rest of what we
+ * need: the scratch tmpfs over the cwd (our cwd from here on), /dev and /proc on it (moved
+ * onto the new root once there is one), the hostname and loopback. */
+static void set_up_early(int argc, char **argv) {
     const char *hostname = argv[1];
-    int chroot_only = strcmp(argv[5], "chroot") == 0;
-    int bind_count = argc - 6;
     /* Nothing below may propagate back to the host's mount table. */
     mount_or_die(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
-    take_binds(bind_count);
+    take_binds(argc - 6);
     make_scratch(argv[3]);
-    mount_overlay(atoi(argv[2]), atoi(argv[4]));
+    if (fchdir(scratch) < 0) die("chdir", "scratch tmpfs");
     make_dev();
     make_proc();
     note_ignored_signals();
+    if (sethostname(hostname, strlen(hostname)) < 0) die("sethostname", hostname);
+    loopback_up();
+}
+
+/* Moves the mount on scratch/`name` (with those on it) onto `name` under the cwd, made
+ * with `mode` when missing. */
+static void move_from_scratch(const char *name, mode_t mode) {
+    mkdir_or_die(name, mode);
+    int fd = open_tree(scratch, name, OPEN_TREE_CLOEXEC);
+    if (fd < 0) die("open_tree", name);
+    if (move_mount(fd, "", AT_FDCWD, name, MOVE_MOUNT_F_EMPTY_PATH) < 0) die("move_mount", name);
+    close(fd);
+}
+
+/* The new root: the overlay of the mounts dsec-run sent (fds 5, 6..), /dev and /proc moved
+ * onto it, /tmp and the binds; then we pivot or chroot into it. */
+static void set_up_root(int argc, char **argv) {
+    int chroot_only = strcmp(argv[5], "chroot") == 0;
+    int bind_count = argc - 6;
+    mount_overlay(atoi(argv[2]), atoi(argv[4]));
+    move_from_scratch("dev", 0755);
+    move_from_scratch("proc", 0555);
     mkdir_or_die("tmp", 01777);
     bind_scratch("tmp", "tmp", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
     for (int i = 0; i < bind_count; i++) attach_bind(i, argv[6 + i]);
     close(scratch);
-    if (sethostname(hostname, strlen(hostname)) < 0) die("sethostname", hostname);
-    loopback_up();
     if (chroot_only) {
         /* A copy of the template, which holds nothing of the host's: the new root moves
          * onto the namespace's root, then we chroot into it. pivot_root would walk every
@@ -427,34 +451,85 @@ static void set_up(int argc, char **argv) {
     close(null);
 }
 
-/* The record dsec-run wrote before starting us (static: too big for the stack's taste). */
-static struct dsec_confinement confinement;
+/* One message from dsec-run on the channel: its bytes into `buf` (at most `len`, all of
+ * it or we die) and its descriptors, close-on-exec, into `fds` (*count of them, at most
+ * `room`). Returns the bytes. */
+enum { kMaxFdsPerMessage = 253 /* SCM_MAX_FD */ };
+static size_t receive(void *buf, size_t len, int *fds, int room, int *count, const char *what) {
+    union {
+        struct cmsghdr align;
+        char bytes[CMSG_SPACE(kMaxFdsPerMessage * sizeof(int))];
+    } control;
+    struct iovec iov = {buf, len};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.bytes,
+                         .msg_controllen = sizeof control.bytes};
+    ssize_t n;
+    while ((n = recvmsg(kChannelFd, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+    }
+    if (n <= 0) {
+        if (n == 0) errno = EPIPE;
+        die("receive", what);
+    }
+    int err = msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC) ? EMSGSIZE : 0;
+    *count = 0;
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
+        size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < k; i++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
+            if (*count < room) fds[(*count)++] = fd;
+            else close(fd), err = EMSGSIZE;
+        }
+    }
+    if (err) {
+        errno = err;
+        die("receive", what);
+    }
+    return (size_t)n;
+}
 
-/* Reads exactly `len` bytes of the record into `to`. */
-static void read_exactly(char *to, size_t len) {
-    while (len) {
-        ssize_t n = read(kConfinementFd, to, len);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) die("read", "confinement");
-        to += n;
-        len -= (size_t)n;
+/* The upper's and the layers' mounts, in their slots (fds 5, 6..). */
+static void receive_mounts(int count) {
+    int got = 0;
+    while (got < count) {
+        int fds[kMaxFdsPerMessage], n;
+        char byte;
+        receive(&byte, 1, fds, kMaxFdsPerMessage, &n, "sandbox mounts");
+        if (n == 0 || got + n > count) {
+            errno = EPROTO;
+            die("receive", "sandbox mounts");
+        }
+        for (int i = 0; i < n; i++, got++) {
+            if (dup3(fds[i], kUpperFd + got, O_CLOEXEC) < 0) die("dup3", "sandbox mounts");
+            close(fds[i]);
+        }
     }
 }
 
-/* dsec-run writes the record up to the end of its seccomp program, not the room after it
- * (33 KiB in all, nearly all of it room for the largest program): only the bytes in use
- * are read and stored, and the pages of the rest are never touched, so each idle
- * sandbox's init keeps about 24 KiB less. */
-static void read_confinement(void) {
+/* The record dsec-run made while we set up (static: too big for the stack's taste). */
+static struct dsec_confinement confinement;
+
+/* The confinement record, with the join files of our other v1 cgroups: we join them and
+ * then enter a cgroup namespace of our own, rooted at our cgroups. dsec-run sends the
+ * record up to the end of its seccomp program, not the room after it (33 KiB in all,
+ * nearly all of it room for the largest program): the pages of the rest are never
+ * touched, so each idle sandbox's init keeps about 24 KiB less. */
+static void receive_late(void) {
+    int fds[DSEC_INIT_MAX_JOINS], n;
+    size_t got = receive(&confinement, sizeof confinement, fds, DSEC_INIT_MAX_JOINS, &n, "confinement");
     size_t head = offsetof(struct dsec_confinement, seccomp);
-    read_exactly((char *)&confinement, head);
-    size_t used = confinement.seccomp_bytes;
-    if (used > sizeof confinement.seccomp) {
-        errno = EINVAL;
-        die("read", "confinement (seccomp program too large)");
+    if (got < head || confinement.seccomp_bytes > sizeof confinement.seccomp ||
+        got != head + confinement.seccomp_bytes) {
+        errno = EPROTO;
+        die("receive", "confinement");
     }
-    read_exactly((char *)confinement.seccomp, used);
-    close(kConfinementFd);
+    close(kChannelFd);
+    for (int i = 0; i < n; i++) {
+        if (write(fds[i], "0", 1) < 0) die("join cgroup", "");
+        close(fds[i]);
+    }
+    if (unshare(CLONE_NEWCGROUP) < 0) die("unshare", "cgroup namespace");
 }
 
 /* Our limits once confined, which every command we fork starts with. */
@@ -906,9 +981,11 @@ int dsec_init_main(int argc, char **argv) {
     sigset_t all;
     sigfillset(&all);
     sigprocmask(SIG_BLOCK, &all, NULL);
-    read_confinement();
     /* dsec-run started us in the (empty) directory to build the root at. */
-    set_up(argc, argv);
+    set_up_early(argc, argv);
+    receive_mounts(1 + atoi(argv[2]));
+    set_up_root(argc, argv);
+    receive_late();
     const char *op = "";
     if (dsec_confine(&confinement, &op) < 0) die(op, "");
     note_own_limits();

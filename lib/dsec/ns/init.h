@@ -12,6 +12,10 @@
 extern "C" {
 #endif
 
+/* The most v1 cgroup join files the init receives with its confinement (one per v1
+ * hierarchy beyond the memory one). */
+#define DSEC_INIT_MAX_JOINS 16
+
 /* Sets the sandbox up from its descriptors and arguments (init.c says which), reports
  * ready, then serves and reaps until the sandbox is destroyed. Returns (2) only when not
  * started as pid 1 with such arguments. */

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -31,7 +32,7 @@ namespace dsec::ns {
 
 namespace {
 // Descriptors the child keeps until execve sit at or above this, clear of the numbers
-// it renumbers the init's descriptors to (at most kInitFirstLowerFd + kMaxLowers).
+// it gives the init's descriptors (at most kInitFirstLowerFd + kMaxLowers).
 constexpr int kHighFd = 512;
 static_assert(kInitFirstLowerFd + int(mount::kMaxLowers) < kHighFd);
 // SCM_RIGHTS carries at most 253 descriptors per message.
@@ -44,13 +45,12 @@ size_t g_args_len = 0;
 // What the child works with: everything prepared before clone3, so it never allocates.
 struct Child {
     const InitSpec* spec;
-    int status, confinement, sock, devnull;
+    int status, sock, devnull;
     int exec_listen;  // -1: none
     int exe;  // dsec-init, opened by the parent (copied from the template), else -1
     const char* exe_path;
     bool in_process;  // no execve: the init's code runs here (init.h)
-    int* received;  // room for 1 + lowers descriptors
-    size_t count;
+    size_t mounts;  // the upper and the layers, whose slots hold /dev/null until they come
     char* const* argv;
     int argc;
     const int* keep;  // sorted: every other inherited descriptor is closed first thing
@@ -62,28 +62,13 @@ struct Child {
     ::_exit(127);
 }
 
-// Receives the upper and the layers from the parent (in order), MSG_CMSG_CLOEXEC.
-void receive_mounts(const Child& c) {
-    size_t got = 0;
-    alignas(struct cmsghdr) char control[CMSG_SPACE(kFdsPerMessage * sizeof(int))];
-    while (got < c.count) {
-        char byte;
-        struct iovec iov = {&byte, 1};
-        struct msghdr msg = {};
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control;
-        msg.msg_controllen = sizeof control;
-        ssize_t n = ::recvmsg(c.sock, &msg, MSG_CMSG_CLOEXEC);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) child_fail(c, "receive mounts");
-        for (struct cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-            if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
-            size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-            for (size_t i = 0; i < k && got < c.count; i++)
-                std::memcpy(&c.received[got++], CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-        }
+// Waits for the parent's word that our ids are mapped (one byte, nothing else).
+void await_ids(const Child& c) {
+    char byte;
+    ssize_t n;
+    while ((n = ::recv(c.sock, &byte, 1, 0)) < 0 && errno == EINTR) {
     }
+    if (n != 1) child_fail(c, "wait for the id maps");
 }
 
 // The init without an execve (init.h): what the execve of dsec-init would have done to
@@ -113,8 +98,8 @@ void receive_mounts(const Child& c) {
     dsec_close_all_but(c.keep, c.keep_count);
     for (int fd : spec.join_fds)
         if (::write(fd, "0", 1) < 0) child_fail(c, "join cgroup");
-    // Held here until the host has mapped our ids and made our mounts.
-    receive_mounts(c);
+    // Held here until the host has mapped our ids; the init receives its mounts.
+    await_ids(c);
     // Still host root for these: the directories above are closed to root of the sandbox.
     // Copied from the host's tree, dsec-init is opened here, in our own copy of the
     // mounts: its mount goes with the host's tree at the pivot, and its path with it.
@@ -138,23 +123,18 @@ void receive_mounts(const Child& c) {
     // Until it reports ready, the init dies with the thread that starts it (the setuid
     // above would have cleared this); it clears it itself once ready.
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) child_fail(c, "prctl", "PR_SET_PDEATHSIG");
-    if (::unshare(CLONE_NEWCGROUP) < 0) child_fail(c, "unshare cgroup namespace");
     // Room for many layers' descriptors, twice over while they are renumbered.
     struct rlimit nofile;
     if (::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
         nofile.rlim_cur = nofile.rlim_max;
         ::setrlimit(RLIMIT_NOFILE, &nofile);
     }
-    for (size_t i = 0; i < c.count; i++) {
-        c.received[i] = ::fcntl(c.received[i], F_DUPFD_CLOEXEC, kHighFd);
-        if (c.received[i] < 0) child_fail(c, "fcntl", "F_DUPFD_CLOEXEC");
-    }
     if (::dup2(c.devnull, 0) < 0 || ::dup2(c.devnull, 1) < 0 || ::dup2(c.devnull, 2) < 0 ||
-        ::dup2(c.status, kInitStatusFd) < 0 || ::dup2(c.confinement, kInitConfinementFd) < 0)
+        ::dup2(c.status, kInitStatusFd) < 0 || ::dup2(c.sock, kInitChannelFd) < 0)
         child_fail(c, "dup2");
-    for (size_t i = 0; i < c.count; i++)
-        if (::dup2(c.received[i], kInitUpperFd + int(i)) < 0) child_fail(c, "dup2");
-    int after = kInitUpperFd + int(c.count);
+    for (size_t i = 0; i < c.mounts; i++)
+        if (::dup2(c.devnull, kInitUpperFd + int(i)) < 0) child_fail(c, "dup2");
+    int after = kInitUpperFd + int(c.mounts);
     if (c.exec_listen >= 0 && ::dup2(c.exec_listen, after++) < 0) child_fail(c, "dup2");
     if (c.in_process) become_init(c, after);
     // Everything else goes at execve (the executable's own descriptor is still needed).
@@ -209,21 +189,52 @@ Result<Fd> own_mount(int mount, int userns, uint64_t attrs) {
     return tree;
 }
 
-// Makes the sandbox's mounts and sends them to the child: the upper first, then layers.
-Status send_mounts(const InitSpec& spec, int pid, int sock) {
-    Fd userns;
+// Maps the child's ids (with its own user namespace) and tells it so: it goes on setting
+// itself up as root of its namespace.
+Status map_ids(const InitSpec& spec, int pid, int sock) {
     if (spec.userns) {
         IdMap map = sandbox_id_map(spec.host_uid, spec.id_count);
         if (auto r = write_map(pid, "uid_map", map); !r) return r;
         if (auto r = write_map(pid, "gid_map", map); !r) return r;
+    }
+    while (::send(sock, "", 1, MSG_NOSIGNAL) < 0)
+        if (errno != EINTR) return fail(sys_error("send", "id maps written"));
+    return {};
+}
+
+// Sends one message: `data`, with `fds` attached (at most kFdsPerMessage).
+Status send_with_fds(int sock, std::string_view data, const int* fds, size_t k, const char* what) {
+    alignas(struct cmsghdr) char control[CMSG_SPACE(kFdsPerMessage * sizeof(int))] = {};
+    struct iovec iov = {const_cast<char*>(data.data()), data.size()};
+    struct msghdr msg = {};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (k > 0) {
+        msg.msg_control = control;
+        msg.msg_controllen = CMSG_SPACE(k * sizeof(int));
+        struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(k * sizeof(int));
+        std::memcpy(CMSG_DATA(cm), fds, k * sizeof(int));
+    }
+    while (::sendmsg(sock, &msg, MSG_NOSIGNAL) < 0)
+        if (errno != EINTR) return fail(sys_error("sendmsg", what));
+    return {};
+}
+
+// Makes the sandbox's mounts and sends them to the child: the upper first, then layers.
+Status send_mounts(const InitSpec& spec, const InitLate& late, int pid, int sock) {
+    Fd userns;
+    if (spec.userns) {
         std::string ns = "/proc/" + std::to_string(pid) + "/ns/user";
         userns.reset(::open(ns.c_str(), O_RDONLY | O_CLOEXEC));
         if (!userns) return fail(sys_error("open", ns));
     }
     std::vector<Fd> mounts;
-    auto upper = spec.upper_mount >= 0
-                     ? own_mount(spec.upper_mount, userns.get(), MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID)
-                     : clone_mount(AT_FDCWD, spec.upper_dir, userns.get(), MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID);
+    auto upper = late.upper_mount
+                     ? own_mount(late.upper_mount.get(), userns.get(), MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID)
+                     : clone_mount(AT_FDCWD, late.upper_dir, userns.get(), MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID);
     if (!upper) return fail(upper.error());
     mounts.push_back(std::move(*upper));
     for (auto& lower : spec.lowers) {
@@ -239,28 +250,29 @@ Status send_mounts(const InitSpec& spec, int pid, int sock) {
             return fail(make_error(Code::not_mounted, "layer is not mounted any more (unmounted since it was checked)", lower));
         mounts.push_back(std::move(*m));
     }
-    for (size_t at = 0; at < mounts.size(); at += kFdsPerMessage) {
-        size_t k = std::min(kFdsPerMessage, mounts.size() - at);
-        alignas(struct cmsghdr) char control[CMSG_SPACE(kFdsPerMessage * sizeof(int))] = {};
-        char byte = 0;
-        struct iovec iov = {&byte, 1};
-        struct msghdr msg = {};
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control;
-        msg.msg_controllen = CMSG_SPACE(k * sizeof(int));
-        struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(k * sizeof(int));
-        for (size_t i = 0; i < k; i++) {
-            int fd = mounts[at + i].get();
-            std::memcpy(CMSG_DATA(cm) + i * sizeof(int), &fd, sizeof(int));
-        }
-        while (::sendmsg(sock, &msg, MSG_NOSIGNAL) < 0)
-            if (errno != EINTR) return fail(sys_error("sendmsg", "sandbox mounts"));
-    }
+    std::vector<int> fds;
+    for (auto& m : mounts) fds.push_back(m.get());
+    for (size_t at = 0; at < fds.size(); at += kFdsPerMessage)
+        if (auto r = send_with_fds(sock, std::string_view("", 1), fds.data() + at,
+                                   std::min(kFdsPerMessage, fds.size() - at), "sandbox mounts");
+            !r)
+            return r;
     return {};
+}
+
+// Sends what `late` made: the confinement record (the part in use: the seccomp program's
+// room beyond its size stays behind) with the v1 join files attached.
+Status send_late(const InitLate& late, int sock) {
+    if (!late.confinement) return fail(make_error(Code::bad_input, "start_init: no confinement"));
+    const dsec_confinement& conf = *late.confinement;
+    if (conf.seccomp_bytes > sizeof conf.seccomp)
+        return fail(make_error(Code::bad_input, "start_init: seccomp program larger than its room"));
+    if (late.join.size() > DSEC_INIT_MAX_JOINS) return fail(make_error(Code::bad_input, "start_init: too many cgroups to join"));
+    size_t used = offsetof(dsec_confinement, seccomp) + conf.seccomp_bytes;
+    std::vector<int> fds;
+    for (auto& f : late.join) fds.push_back(f.get());
+    return send_with_fds(sock, std::string_view(reinterpret_cast<const char*>(&conf), used), fds.data(), fds.size(),
+                         "confinement");
 }
 
 Fd high(int fd) { return Fd(fd < 0 ? -1 : ::fcntl(fd, F_DUPFD_CLOEXEC, kHighFd)); }
@@ -281,29 +293,21 @@ bool init_in_process_possible() { return g_args != nullptr && g_args_len > sizeo
 int sandbox_namespaces() { return CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS; }
 
 Result<Started> start_init(const InitSpec& spec) {
-    if (!spec.confinement) return fail(make_error(Code::bad_input, "start_init: no confinement"));
+    if (!spec.late) return fail(make_error(Code::bad_input, "start_init: nothing to make the confinement"));
     if (spec.lowers.size() > mount::kMaxLowers) return fail(mount::too_many_layers_error(spec.lowers.size()));
     int p[2];
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
     Fd status_r(p[0]), status_w(p[1]);
-    if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
-    Fd conf_r(p[0]), conf_w(p[1]);
-    // The record fits in an empty pipe: written now, read by the init when it is ready.
-    // Only the part in use: the seccomp program's room beyond its size stays behind.
-    const dsec_confinement& conf = *spec.confinement;
-    if (conf.seccomp_bytes > sizeof conf.seccomp)
-        return fail(make_error(Code::bad_input, "start_init: seccomp program larger than its room"));
-    size_t used = offsetof(dsec_confinement, seccomp) + conf.seccomp_bytes;
-    if (auto r = fs::write_all(conf_w.get(), std::string_view(reinterpret_cast<const char*>(&conf), used)); !r)
-        return fail(r.error());
-    conf_w.reset();
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) return fail(sys_error("socketpair"));
     Fd sock(sv[0]), child_sock(sv[1]);
+    // Room for the confinement record in one message (the default is room enough; a
+    // host's smaller one is raised where it allows).
+    int room = int(2 * sizeof(dsec_confinement));
+    (void)::setsockopt(sock.get(), SOL_SOCKET, SO_SNDBUF, &room, sizeof room);
     Fd devnull(::open("/dev/null", O_RDWR | O_CLOEXEC));
     if (!devnull) return fail(sys_error("open", "/dev/null"));
-    Fd h_status = high(status_w.get()), h_conf = high(conf_r.get()), h_sock = high(child_sock.get()),
-       h_null = high(devnull.get());
+    Fd h_status = high(status_w.get()), h_sock = high(child_sock.get()), h_null = high(devnull.get());
     Fd h_listen;
     if (spec.exec_listen >= 0 && !(h_listen = high(spec.exec_listen)))
         return fail(sys_error("fcntl", "F_DUPFD_CLOEXEC"));
@@ -317,7 +321,7 @@ Result<Started> start_init(const InitSpec& spec) {
     }
     // EINVAL: the descriptor limit (ulimit -n) is at or below kHighFd, which is running
     // out of descriptors as much as EMFILE is, and says so.
-    if (!h_status || !h_conf || !h_sock || !h_null || (spec.root_template >= 0 && !in_process && !h_exe))
+    if (!h_status || !h_sock || !h_null || (spec.root_template >= 0 && !in_process && !h_exe))
         return fail(errno == EINVAL ? errno_error(EMFILE, "fcntl", "F_DUPFD_CLOEXEC " + std::to_string(kHighFd))
                                     : sys_error("fcntl", "F_DUPFD_CLOEXEC"));
     status_w.reset();
@@ -326,16 +330,24 @@ Result<Started> start_init(const InitSpec& spec) {
     std::vector<char*> argv;
     for (auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    std::vector<int> received(1 + spec.lowers.size());
     std::vector<int> keep = spec.join_fds;
-    keep.insert(keep.end(), {h_status.get(), h_conf.get(), h_sock.get(), h_null.get()});
+    keep.insert(keep.end(), {h_status.get(), h_sock.get(), h_null.get()});
     if (h_exe) keep.push_back(h_exe.get());
     if (h_listen) keep.push_back(h_listen.get());
     std::sort(keep.begin(), keep.end());
-    Child child{&spec,        h_status.get(),  h_conf.get(), h_sock.get(),        h_null.get(),
-                h_listen ? h_listen.get() : -1,  h_exe ? h_exe.get() : -1,         spec.exe_path.c_str(),
-                in_process,   received.data(), received.size(), argv.data(),   int(spec.argv.size()),
-                keep.data(),  keep.size()};
+    Child child{&spec,
+                h_status.get(),
+                h_sock.get(),
+                h_null.get(),
+                h_listen ? h_listen.get() : -1,
+                h_exe ? h_exe.get() : -1,
+                spec.exe_path.c_str(),
+                in_process,
+                1 + spec.lowers.size(),
+                argv.data(),
+                int(spec.argv.size()),
+                keep.data(),
+                keep.size()};
 
     int pidfd = -1;
     struct clone_args args;
@@ -366,15 +378,25 @@ Result<Started> start_init(const InitSpec& spec) {
 
     Started started{int(pid), Fd(pidfd)};
     h_status.reset();
-    h_conf.reset();
     h_sock.reset();
     auto abort = [&](Error e) -> Result<Started> {
         ::kill(started.pid, SIGKILL);
         while (::waitpid(started.pid, nullptr, 0) < 0 && errno == EINTR) {
         }
+        // Its own report when it failed first (a message to it then fails for that reason).
+        int queued = 0;
+        if (::ioctl(status_r.get(), FIONREAD, &queued) == 0 && size_t(queued) >= sizeof(dsec_report))
+            if (auto r = read_report(status_r.get(), "setting up the sandbox"); !r) return fail(r.error());
         return fail(std::move(e));
     };
-    if (auto r = send_mounts(spec, started.pid, sock.get()); !r) return abort(r.error());
+    // The child sets up what needs no more than its ids (its scratch tmpfs, /dev, /proc,
+    // loopback) while we make its mounts and what `late` makes (init.c).
+    if (auto r = map_ids(spec, started.pid, sock.get()); !r) return abort(r.error());
+    auto late = spec.late();
+    if (!late) return abort(late.error());
+    if (auto r = send_mounts(spec, *late, started.pid, sock.get()); !r) return abort(r.error());
+    if (auto r = send_late(*late, sock.get()); !r) return abort(r.error());
+    *late = {};
     sock.reset();
     if (spec.while_starting) spec.while_starting();
     if (auto r = read_report(status_r.get(), "setting up the sandbox"); !r) return abort(r.error());

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,8 +18,18 @@ namespace dsec::ns {
 /// entered after the init has joined its cgroups, so that its root is its own cgroup).
 int sandbox_namespaces();
 
-/// The descriptors dsec-init finds at start (see tools/init/dsec-init.c).
-enum InitFd { kInitStatusFd = 3, kInitConfinementFd = 4, kInitUpperFd = 5, kInitFirstLowerFd = 6 };
+/// The descriptors dsec-init finds at start (init.c): the upper's and the layers'
+/// slots hold /dev/null until their mounts come over the channel.
+enum InitFd { kInitStatusFd = 3, kInitChannelFd = 4, kInitUpperFd = 5, kInitFirstLowerFd = 6 };
+
+/// What the init needs only once its own setup is under way, which the host makes
+/// meanwhile (InitSpec::late).
+struct InitLate {
+    std::string upper_dir;                           // the directory holding upper/ and work/ ...
+    Fd upper_mount;                                  // ... or a detached mount holding them (--disk)
+    std::vector<Fd> join;                            // v1 join files the init writes "0" into
+    std::unique_ptr<dsec_confinement> confinement;   // what the init applies once ready
+};
 
 struct InitSpec {
     std::string exe_path;             // dsec-init, opened by the child in its own mount namespace
@@ -28,20 +39,20 @@ struct InitSpec {
     std::vector<std::string> argv;    // argv[0] included; never a host path
     std::string root_dir;             // an empty host directory: the init's cwd at start
     std::vector<std::string> lowers;  // mounted layers, top first
-    std::string upper_dir;            // the directory holding upper/ and work/ ...
-    int upper_mount = -1;             // ... or a detached mount holding them (--disk)
     bool userns = true;               // false: --userns=host
     uint32_t host_uid = 0;            // the first host id of the sandbox's range (userns only) ...
     uint32_t id_count = 0;            // ... and its length; mapped by sandbox_id_map (idrange.h)
-    const dsec_confinement* confinement = nullptr;  // what the init applies once ready
     int unified_cgroup_fd = -1;       // a cgroup2 directory: CLONE_INTO_CGROUP
-    std::vector<int> join_fds;        // v1 join files (Cgroup::v1_join_files) the child writes "0" into
+    std::vector<int> join_fds;        // v1 join files the child writes "0" into first (the memory
+                                      // cgroup's: Cgroup::Part::early)
+    std::function<Result<InitLate>()> late;  // called once the child has its ids, while it sets
+                                             // itself up; required
     std::vector<int> binds;           // detached mounts, in the init's start directory as b0.. (bind_stage.h)
     int exec_listen = -1;             // a listening socket the init serves execs on (confine.h), after the layers
     bool in_process = false;          // run the init's code in the child, no execve of exe_path (init.h);
                                       // only where init_in_process_possible()
-    std::function<void()> while_starting;  // called once the child has its ids and mounts, while it
-                                           // sets itself up (start_init waits for its report after)
+    std::function<void()> while_starting;  // called after `late`, while the child sets itself up
+                                           // (start_init waits for its report after)
 };
 
 /// Remembers the program's argument strings (main's argc and argv), which the init of a
@@ -59,8 +70,9 @@ struct Started {
     Fd pidfd;
 };
 
-/// Clones the init, maps its ids, hands it its mounts and waits until it reports ready
-/// (or fails). Safe to call from several threads at once: the child only makes raw
+/// Clones the init, maps its ids and lets it start setting itself up; then hands it its
+/// mounts, makes and hands it what `late` makes, and waits until it reports ready (or
+/// fails). Safe to call from several threads at once: the child only makes raw
 /// syscalls before execve (or, in process, before the init's code, which takes no lock). Errors: the failing step inside the init (op, path, errno),
 /// the failing clone/map/idmap step on the host.
 Result<Started> start_init(const InitSpec& spec);

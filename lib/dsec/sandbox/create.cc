@@ -94,10 +94,12 @@ Result<State> build(const Paths& paths, const mount::Rootfs& rootfs, const Creat
         if (!held) return fail(held.error());
         shared_memory = std::move(*held);
     }
-    if (auto r = cg.create(limits); !r) return fail(r.error());
+    // The rest while the init sets itself up (StartSpec::limits).
+    if (auto r = cg.create(limits, cgroup::Cgroup::Part::early); !r) return fail(r.error());
     StartSpec spec{id, o.hostname.empty() ? id.substr(0, 63) : o.hostname, o.init_program, sec, ids, o.disk,
                    o.tmp_size, o.cpu_class, o.binds, {paths.root, paths.run, o.layer_store}, {},
                    o.init_in_process};
+    spec.limits = &limits;
     if (o.while_starting && !o.guard) spec.while_starting = [&] { o.while_starting(state); };
     auto init = start(paths, rootfs, spec, cg);
     if (!init) return fail(init.error());

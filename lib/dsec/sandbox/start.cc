@@ -14,38 +14,40 @@
 namespace dsec::sandbox {
 
 namespace {
-// The descriptors start_init() needs: the unified cgroup directory and the v1 join files.
-struct CgroupFds {
-    Fd unified;
-    std::vector<Fd> join;
-};
-
-Result<CgroupFds> open_cgroup_fds(const cgroup::Cgroup& cg) {
-    CgroupFds fds;
-    if (!cg.unified_dir().empty()) {
-        fds.unified.reset(::open(cg.unified_dir().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-        if (!fds.unified) return fail(sys_error("open", cg.unified_dir()));
-    }
-    for (auto& file : cg.v1_join_files()) {
+// The v1 join files of `part` of the cgroup, open for writing.
+Result<std::vector<Fd>> open_join_files(const cgroup::Cgroup& cg, cgroup::Cgroup::Part part) {
+    std::vector<Fd> fds;
+    for (auto& file : cg.v1_join_files(part)) {
         Fd f(::open(file.c_str(), O_WRONLY | O_CLOEXEC));
         if (!f) return fail(sys_error("open", file));
-        fds.join.push_back(std::move(f));
+        fds.push_back(std::move(f));
     }
     return fds;
+}
+
+// What the init gets once its setup is under way: its upper, the rest of its cgroup (made
+// now, when s.limits says so) and its confinement.
+Result<ns::InitLate> make_late(const Paths& paths, const mount::Rootfs& rootfs, const StartSpec& s,
+                               const cgroup::Cgroup& cg) {
+    auto upper = prepare_upper(rootfs, s.disk);
+    if (!upper) return fail(upper.error());
+    if (s.limits)
+        if (auto r = cg.create(*s.limits, cgroup::Cgroup::Part::late); !r) return fail(r.error());
+    auto join = open_join_files(cg, cgroup::Cgroup::Part::late);
+    if (!join) return fail(join.error());
+    // The init keeps the sandbox's capabilities permitted, not effective, once its mounts
+    // are made: the commands it forks (exec served, served.h) get them back at their
+    // execve as root of the sandbox, as commands joined from outside do.
+    auto confinement = confinement_for(paths, s.id, s.security, -1, -1);
+    if (!confinement) return fail(confinement.error());
+    apply_cpu_class(s.cpu_class, **confinement);
+    return ns::InitLate{upper->dir, std::move(upper->tmpfs), std::move(*join), std::move(*confinement)};
 }
 }  // namespace
 
 Result<ns::Started> start(const Paths& paths, const mount::Rootfs& rootfs, const StartSpec& s,
                           const cgroup::Cgroup& cg) {
     const Security& sec = s.security;
-    // The init keeps the sandbox's capabilities permitted, not effective, once its mounts
-    // are made: the commands it forks (exec served, served.h) get them back at their
-    // execve as root of the sandbox, as commands joined from outside do.
-    auto confinement = confinement_for(paths, s.id, sec, -1, -1);
-    if (!confinement) return fail(confinement.error());
-    apply_cpu_class(s.cpu_class, **confinement);
-    auto upper = prepare_upper(rootfs, s.disk);
-    if (!upper) return fail(upper.error());
     std::string root = paths.root_mount(s.id);
     // Searchable by root of the sandbox, which starts in it; empty, and above it all is closed.
     if (::mkdir(root.c_str(), 0755) < 0 && errno != EEXIST) return fail(sys_error("mkdir", root));
@@ -58,8 +60,13 @@ Result<ns::Started> start(const Paths& paths, const mount::Rootfs& rootfs, const
         exe = *staged;
     }
 
-    auto fds = open_cgroup_fds(cg);
-    if (!fds) return fail(fds.error());
+    Fd unified;
+    if (!cg.unified_dir().empty()) {
+        unified.reset(::open(cg.unified_dir().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (!unified) return fail(sys_error("open", cg.unified_dir()));
+    }
+    auto join = open_join_files(cg, cgroup::Cgroup::Part::early);
+    if (!join) return fail(join.error());
     // Opened here, at each start, never kept from an earlier one (bind.h).
     if (!s.binds.empty() && !sec.userns)
         return fail(make_error(Code::usage, "--bind needs the sandbox's own user namespace (not --userns=host): "
@@ -89,14 +96,12 @@ Result<ns::Started> start(const Paths& paths, const mount::Rootfs& rootfs, const
     for (auto& b : s.binds) spec.argv.push_back(b.dst);
     spec.root_dir = root;
     spec.lowers = rootfs.lowerdirs;
-    spec.upper_dir = upper->dir;
-    spec.upper_mount = upper->tmpfs ? upper->tmpfs.get() : -1;
     spec.userns = sec.userns;
     spec.host_uid = s.ids.host_first;
     spec.id_count = ns::kIdsPerSandbox;
-    spec.confinement = confinement->get();
-    spec.unified_cgroup_fd = fds->unified ? fds->unified.get() : -1;
-    for (auto& f : fds->join) spec.join_fds.push_back(f.get());
+    spec.unified_cgroup_fd = unified ? unified.get() : -1;
+    for (auto& f : *join) spec.join_fds.push_back(f.get());
+    spec.late = [&] { return make_late(paths, rootfs, s, cg); };
     // Best effort: without it, exec joins from outside as for sandboxes made before.
     auto listener = listen_for_execs(paths.state_dir(s.id),
                                      s.exec_socket.empty() ? paths.exec_socket_name() : s.exec_socket);

@@ -33,10 +33,13 @@ struct StartSpec {
                                               // (served.h); empty: Paths::exec_socket_name()
     bool init_in_process = false;             // no dsec-init to execute (CreateOptions::init_in_process)
     std::function<void()> while_starting;     // ns::InitSpec::while_starting
+    const cgroup::Limits* limits = nullptr;   // create's: the cgroup's late part (Cgroup::Part) is made
+                                              // with these while the init sets itself up; none: it exists
 };
 
 /// Starts the init over `rootfs` (with --disk, on a fresh tmpfs upper) straight into
-/// the cgroup `cg`, and waits until it reports ready.
+/// the cgroup `cg` (its early part at least: StartSpec::limits), and waits until it
+/// reports ready.
 /// Errors: the failing confinement, mount, open or clone step (see ns::start_init).
 Result<ns::Started> start(const Paths& paths, const mount::Rootfs& rootfs, const StartSpec& s,
                           const cgroup::Cgroup& cg);

@@ -137,7 +137,8 @@ int fresh(Call call) {
 Status mkdir_p(const std::string& path, unsigned mode) {
     if (path.empty()) return {};
     auto make = [&] { return fresh([&] { return ::mkdir(path.c_str(), mode); }); };
-    if (make() == 0 || errno == EEXIST) {
+    if (make() == 0) return {};
+    if (errno == EEXIST) {
         struct stat st;
         if (fresh([&] { return ::stat(path.c_str(), &st); }) == 0 && S_ISDIR(st.st_mode)) return {};
         if (errno != ENOENT) return fail(errno_error(ENOTDIR, "mkdir", path));
