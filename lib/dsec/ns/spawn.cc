@@ -224,7 +224,7 @@ Status send_with_fds(int sock, std::string_view data, const int* fds, size_t k, 
 }
 
 // Makes the sandbox's mounts and sends them to the child: the upper first, then layers.
-Status send_mounts(const InitSpec& spec, const InitLate& late, int pid, int sock) {
+Status send_mounts(const InitSpec& spec, const InitUpper& own, int pid, int sock) {
     Fd userns;
     if (spec.userns) {
         std::string ns = "/proc/" + std::to_string(pid) + "/ns/user";
@@ -232,9 +232,8 @@ Status send_mounts(const InitSpec& spec, const InitLate& late, int pid, int sock
         if (!userns) return fail(sys_error("open", ns));
     }
     std::vector<Fd> mounts;
-    auto upper = late.upper_mount
-                     ? own_mount(late.upper_mount.get(), userns.get(), MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID)
-                     : clone_mount(AT_FDCWD, late.upper_dir, userns.get(), MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID);
+    auto upper = own.mount ? own_mount(own.mount.get(), userns.get(), MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID)
+                           : clone_mount(AT_FDCWD, own.dir, userns.get(), MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID);
     if (!upper) return fail(upper.error());
     mounts.push_back(std::move(*upper));
     for (auto& lower : spec.lowers) {
@@ -293,7 +292,7 @@ bool init_in_process_possible() { return g_args != nullptr && g_args_len > sizeo
 int sandbox_namespaces() { return CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS; }
 
 Result<Started> start_init(const InitSpec& spec) {
-    if (!spec.late) return fail(make_error(Code::bad_input, "start_init: nothing to make the confinement"));
+    if (!spec.upper || !spec.late) return fail(make_error(Code::bad_input, "start_init: no upper or confinement to make"));
     if (spec.lowers.size() > mount::kMaxLowers) return fail(mount::too_many_layers_error(spec.lowers.size()));
     int p[2];
     if (::pipe2(p, O_CLOEXEC) < 0) return fail(sys_error("pipe2"));
@@ -352,7 +351,9 @@ Result<Started> start_init(const InitSpec& spec) {
     int pidfd = -1;
     struct clone_args args;
     std::memset(&args, 0, sizeof args);
-    args.flags = uint64_t(sandbox_namespaces()) | (spec.userns ? CLONE_NEWUSER : 0) | CLONE_PIDFD;
+    // All but the network namespace, which the init has made while it sets up (init.c,
+    // make_net): the dearest of them, made on another CPU than the rest.
+    args.flags = uint64_t(sandbox_namespaces() & ~CLONE_NEWNET) | (spec.userns ? CLONE_NEWUSER : 0) | CLONE_PIDFD;
     args.pidfd = uint64_t(uintptr_t(&pidfd));
     args.exit_signal = SIGCHLD;
     if (spec.unified_cgroup_fd >= 0) {
@@ -392,9 +393,12 @@ Result<Started> start_init(const InitSpec& spec) {
     // The child sets up what needs no more than its ids (its scratch tmpfs, /dev, /proc,
     // loopback) while we make its mounts and what `late` makes (init.c).
     if (auto r = map_ids(spec, started.pid, sock.get()); !r) return abort(r.error());
+    auto upper = spec.upper();
+    if (!upper) return abort(upper.error());
+    if (auto r = send_mounts(spec, *upper, started.pid, sock.get()); !r) return abort(r.error());
+    *upper = {};
     auto late = spec.late();
     if (!late) return abort(late.error());
-    if (auto r = send_mounts(spec, *late, started.pid, sock.get()); !r) return abort(r.error());
     if (auto r = send_late(*late, sock.get()); !r) return abort(r.error());
     *late = {};
     sock.reset();

@@ -15,18 +15,22 @@
 namespace dsec::ns {
 
 /// The namespaces every sandbox gets besides the user namespace (the cgroup namespace is
-/// entered after the init has joined its cgroups, so that its root is its own cgroup).
+/// entered after the init has joined its cgroups, so that its root is its own cgroup; the
+/// network namespace is made by the init while it sets up).
 int sandbox_namespaces();
 
 /// The descriptors dsec-init finds at start (init.c): the upper's and the layers'
 /// slots hold /dev/null until their mounts come over the channel.
 enum InitFd { kInitStatusFd = 3, kInitChannelFd = 4, kInitUpperFd = 5, kInitFirstLowerFd = 6 };
 
-/// What the init needs only once its own setup is under way, which the host makes
-/// meanwhile (InitSpec::late).
+/// The sandbox's upper, made while the init sets itself up (InitSpec::upper).
+struct InitUpper {
+    std::string dir;  // the directory holding upper/ and work/ ...
+    Fd mount;         // ... or a detached mount holding them (--disk)
+};
+
+/// What the init needs only at the end of its setup, made meanwhile (InitSpec::late).
 struct InitLate {
-    std::string upper_dir;                           // the directory holding upper/ and work/ ...
-    Fd upper_mount;                                  // ... or a detached mount holding them (--disk)
     std::vector<Fd> join;                            // v1 join files the init writes "0" into
     std::unique_ptr<dsec_confinement> confinement;   // what the init applies once ready
 };
@@ -45,8 +49,10 @@ struct InitSpec {
     int unified_cgroup_fd = -1;       // a cgroup2 directory: CLONE_INTO_CGROUP
     std::vector<int> join_fds;        // v1 join files the child writes "0" into first (the memory
                                       // cgroup's: Cgroup::Part::early)
-    std::function<Result<InitLate>()> late;  // called once the child has its ids, while it sets
-                                             // itself up; required
+    // Called once the child has its ids, while it sets itself up, in this order: the upper
+    // (sent with the layers, which the init needs first), then the rest. Both required.
+    std::function<Result<InitUpper>()> upper;
+    std::function<Result<InitLate>()> late;
     std::vector<int> binds;           // detached mounts, in the init's start directory as b0.. (bind_stage.h)
     int exec_listen = -1;             // a listening socket the init serves execs on (confine.h), after the layers
     bool in_process = false;          // run the init's code in the child, no execve of exe_path (init.h);
@@ -71,8 +77,8 @@ struct Started {
 };
 
 /// Clones the init, maps its ids and lets it start setting itself up; then hands it its
-/// mounts, makes and hands it what `late` makes, and waits until it reports ready (or
-/// fails). Safe to call from several threads at once: the child only makes raw
+/// mounts (the upper made by `upper`) and what `late` makes, and waits until it reports
+/// ready (or fails). Safe to call from several threads at once: the child only makes raw
 /// syscalls before execve (or, in process, before the init's code, which takes no lock). Errors: the failing step inside the init (op, path, errno),
 /// the failing clone/map/idmap step on the host.
 Result<Started> start_init(const InitSpec& spec);

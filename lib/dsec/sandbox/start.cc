@@ -25,12 +25,9 @@ Result<std::vector<Fd>> open_join_files(const cgroup::Cgroup& cg, cgroup::Cgroup
     return fds;
 }
 
-// What the init gets once its setup is under way: its upper, the rest of its cgroup (made
-// now, when s.limits says so) and its confinement.
-Result<ns::InitLate> make_late(const Paths& paths, const mount::Rootfs& rootfs, const StartSpec& s,
-                               const cgroup::Cgroup& cg) {
-    auto upper = prepare_upper(rootfs, s.disk);
-    if (!upper) return fail(upper.error());
+// What the init gets at the end of its setup: the rest of its cgroup (made now, when
+// s.limits says so) and its confinement.
+Result<ns::InitLate> make_late(const Paths& paths, const StartSpec& s, const cgroup::Cgroup& cg) {
     if (s.limits)
         if (auto r = cg.create(*s.limits, cgroup::Cgroup::Part::late); !r) return fail(r.error());
     auto join = open_join_files(cg, cgroup::Cgroup::Part::late);
@@ -41,7 +38,7 @@ Result<ns::InitLate> make_late(const Paths& paths, const mount::Rootfs& rootfs, 
     auto confinement = confinement_for(paths, s.id, s.security, -1, -1);
     if (!confinement) return fail(confinement.error());
     apply_cpu_class(s.cpu_class, **confinement);
-    return ns::InitLate{upper->dir, std::move(upper->tmpfs), std::move(*join), std::move(*confinement)};
+    return ns::InitLate{std::move(*join), std::move(*confinement)};
 }
 }  // namespace
 
@@ -101,7 +98,12 @@ Result<ns::Started> start(const Paths& paths, const mount::Rootfs& rootfs, const
     spec.id_count = ns::kIdsPerSandbox;
     spec.unified_cgroup_fd = unified ? unified.get() : -1;
     for (auto& f : *join) spec.join_fds.push_back(f.get());
-    spec.late = [&] { return make_late(paths, rootfs, s, cg); };
+    spec.upper = [&]() -> Result<ns::InitUpper> {
+        auto upper = prepare_upper(rootfs, s.disk);
+        if (!upper) return fail(upper.error());
+        return ns::InitUpper{upper->dir, std::move(upper->tmpfs)};
+    };
+    spec.late = [&] { return make_late(paths, s, cg); };
     // Best effort: without it, exec joins from outside as for sandboxes made before.
     auto listener = listen_for_execs(paths.state_dir(s.id),
                                      s.exec_socket.empty() ? paths.exec_socket_name() : s.exec_socket);
