@@ -239,8 +239,8 @@ static void fsconfig_or_die(int fs, unsigned cmd, const char *key, const char *v
     die("fsconfig overlay", n > 0 ? msg : key ? key : "create");
 }
 
-/* Attaches the mount the host handed us on `fd` at scratch/`name`: overlayfs takes only
- * layers that sit in our own mount namespace (they were made in one owned by the host). */
+/* Attaches the mount the host handed us on `fd` at `name` under scratch/s: overlayfs takes
+ * only layers that sit in our own mount namespace (they were made in one owned by the host). */
 static void attach_layer(int fd, const char *name) {
     if (mkdirat(scratch, name, 0700) < 0) die("mkdir", name);
     if (move_mount(fd, "", scratch, name, MOVE_MOUNT_F_EMPTY_PATH) < 0) die("move_mount", name);
@@ -252,22 +252,25 @@ static void attach_layer(int fd, const char *name) {
 /* The sandbox's root: an overlay of the layers with the writable upper, mounted by root
  * of this user namespace (so, with userxattr, it keeps its metadata in user.overlay.*
  * and files land on disk with their owners as seen inside). Layers are named through
- * the scratch tmpfs (relative paths from it), so nothing in the mount table names a host path;
- * their mounts go with the old root at the pivot (the overlay holds private clones). */
+ * the scratch tmpfs (relative paths from it), so nothing in the mount table names a host
+ * path. Their mounts sit under one bind, scratch/s, which goes once the overlay holds
+ * private clones of them: one umount for all (each waits for an RCU grace period). */
 static void mount_overlay(int layers, int userxattr) {
     char name[32];
     int fs = (int)syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
     if (fs < 0) die("fsopen", "overlay");
     /* Paths relative to the scratch tmpfs (a copy of the template has no /proc/self). */
     if (fchdir(scratch) < 0) die("chdir", "scratch tmpfs");
+    if (mkdirat(scratch, "s", 0700) < 0) die("mkdir", "s");
+    bind_scratch("s", "s", 0);
     for (int i = 0; i < layers; i++) {
-        snprintf(name, sizeof name, "l%d", i);
+        snprintf(name, sizeof name, "s/l%d", i);
         attach_layer(kFirstLowerFd + i, name);
         fsconfig_or_die(fs, FSCONFIG_SET_STRING, "lowerdir+", name);
     }
-    attach_layer(kUpperFd, "u");
-    fsconfig_or_die(fs, FSCONFIG_SET_STRING, "upperdir", "u/upper");
-    fsconfig_or_die(fs, FSCONFIG_SET_STRING, "workdir", "u/work");
+    attach_layer(kUpperFd, "s/u");
+    fsconfig_or_die(fs, FSCONFIG_SET_STRING, "upperdir", "s/u/upper");
+    fsconfig_or_die(fs, FSCONFIG_SET_STRING, "workdir", "s/u/work");
     /* See mount/overlay.h for why: nothing an agent writes may redirect into a lower. */
     fsconfig_or_die(fs, FSCONFIG_SET_STRING, "metacopy", "off");
     fsconfig_or_die(fs, FSCONFIG_SET_STRING, "redirect_dir", "nofollow");
@@ -281,11 +284,7 @@ static void mount_overlay(int layers, int userxattr) {
     fsconfig_or_die(fs, FSCONFIG_CMD_CREATE, NULL, NULL);
     /* The overlay holds private clones of its layers and upper: ours go now (after a
      * chroot they would stay in the namespace, under the root, for nothing). */
-    for (int i = 0; i < layers; i++) {
-        snprintf(name, sizeof name, "l%d", i);
-        if (umount2(name, MNT_DETACH) < 0) die("umount2", name);
-    }
-    if (umount2("u", MNT_DETACH) < 0) die("umount2", "u");
+    if (umount2("s", MNT_DETACH) < 0) die("umount2", "s");
     int mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID);
     if (mnt < 0) die("fsmount", "overlay");
     if (move_mount(mnt, "", scratch, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
