@@ -11,6 +11,8 @@ on_exit "dsec-run destroy --force lim > /dev/null"
 # What enters the sandbox is the OOM killer's first choice; the init is not.
 [ "$(dsec-run exec lim -- cat /proc/self/oom_score_adj)" = 1000 ] || fail "exec'd commands are not the OOM killer's first choice"
 [ "$(dsec-run exec lim -- cat /proc/1/oom_score_adj)" != 1000 ] || fail "the init is as likely an OOM victim as the commands"
+# A one-shot's command too, though its init (a copy of dsec-run) cannot let it write it.
+[ "$(dsec-run run --layers base -- cat /proc/self/oom_score_adj)" = 1000 ] || fail "a one-shot's command is not the OOM killer's first choice"
 
 # Every command is in each of the sandbox's groups, the init's: one the init forks, and
 # one joined from outside (another user), whose helper enters the v1 groups by their

@@ -401,6 +401,15 @@ Result<Started> start_init(const InitSpec& spec) {
     if (!late) return abort(late.error());
     if (auto r = send_late(*late, sock.get()); !r) return abort(r.error());
     *late = {};
+    // The commands an init forks write 1000 into their oom_score_adj, so that the OOM
+    // killer takes them before the init and the host's own services (init.c). One forked
+    // by an init in a copy of us cannot: the memory it shares with that init was made in
+    // the host's user namespace and is not dumpable, so its /proc files are host root's.
+    // That init gets 1000 itself, which its commands inherit; it lives no longer than its
+    // one command anyway.
+    if (in_process)
+        if (auto r = fs::write_text("/proc/" + std::to_string(started.pid) + "/oom_score_adj", "1000"); !r)
+            return abort(r.error());
     sock.reset();
     if (spec.while_starting) spec.while_starting();
     if (auto r = read_report(status_r.get(), "setting up the sandbox"); !r) return abort(r.error());
