@@ -11,8 +11,12 @@ on_exit "dsec-run destroy --force lim > /dev/null"
 # What enters the sandbox is the OOM killer's first choice; the init is not.
 [ "$(dsec-run exec lim -- cat /proc/self/oom_score_adj)" = 1000 ] || fail "exec'd commands are not the OOM killer's first choice"
 [ "$(dsec-run exec lim -- cat /proc/1/oom_score_adj)" != 1000 ] || fail "the init is as likely an OOM victim as the commands"
-# A one-shot's command too, though its init (a copy of dsec-run) cannot let it write it.
-[ "$(dsec-run run --layers base -- cat /proc/self/oom_score_adj)" = 1000 ] || fail "a one-shot's command is not the OOM killer's first choice"
+# A one-shot's command too, and what it forks at once, though they cannot write it
+# themselves (their init is a copy of dsec-run); the init only while it forks them.
+[ "$(dsec-run run --layers base -- sh -c 'cat /proc/self/oom_score_adj & wait')" = 1000 ] ||
+    fail "a one-shot's command is not the OOM killer's first choice"
+[ "$(dsec-run run --layers base -- sh -c 'sleep 0.2; cat /proc/1/oom_score_adj')" != 1000 ] ||
+    fail "a one-shot's init is as likely an OOM victim as its command"
 
 # Every command is in each of the sandbox's groups, the init's: one the init forks, and
 # one joined from outside (another user), whose helper enters the v1 groups by their

@@ -2,12 +2,14 @@
  * inits, which run it in a copy of dsec-run: init.h).
  *
  * Started by dsec-run in a fresh user namespace (root inside is an unprivileged host id)
- * and fresh mount, pid, net, ipc and uts namespaces, in an empty host directory (its
- * cwd), in its unified and memory cgroups, with
+ * and fresh mount, pid, ipc and uts namespaces (its network namespace it makes itself
+ * before it is ready: until then it is dsec-run's, and nothing looks at it), in an empty
+ * host directory (its cwd), in its unified and memory cgroups, with
  *   fd 3      the status pipe: one dsec_report (confine.h), err 0 once the sandbox is ready
  *   fd 4      the channel from dsec-run (a SOCK_SEQPACKET socket), which brings, once the
- *             init has set up what needs nothing of it: first the mounts for fds 5 and 6..
- *             (one byte each message, the descriptors attached), then the dsec_confinement
+ *             init has set up what needs nothing of it: for a one-shot's init, a descriptor
+ *             of its own oom_score_adj (receive_oom_score); the mounts for fds 5 and 6..
+ *             (one byte each message, the descriptors attached); then the dsec_confinement
  *             the init applies to itself when ready, with the join files of its other v1
  *             cgroups attached (made by dsec-run meanwhile)
  *   fd 5      a mount (idmapped clone) holding the sandbox's upper/ and work/ (kept open);
@@ -154,18 +156,18 @@ static void make_dev(void) {
 
 /* ICMP echo sockets (SOCK_DGRAM, IPPROTO_ICMP) for every group of the sandbox (Docker
  * does the same): ping works without raw sockets, which the seccomp profile refuses.
- * Per network namespace: written by the namespace's maker (make_net), through `proc` and
- * `sys`, our proc and its sys/ opened before anything is mounted on them. Best effort: a
- * kernel without the knob keeps its default.
+ * Per network namespace: the range is worked out here and written by the namespace's
+ * maker (make_net). Best effort: a kernel without the knob keeps its default.
  * The kernel keeps the range as two host ids and compares groups by host id, so the
  * range written is from the group at the lowest host id of our gid map to the one at
  * the highest: a sandbox's map (sandbox_id_map) rotates root away from the start of its
  * host range, and "0 65535" would end below where it starts (the kernel then allows no
- * group). The host's own map (--userns=host) gives 0 to 65535 as before. */
-static void allow_ping(int proc, int sys) {
+ * group). The host's own map (--userns=host) gives 0 to 65535 as before. Returns the
+ * length of the text in `range`. */
+static int ping_range(char *range, size_t room) {
     unsigned long low = 0, high = 65535, min_out = ~0UL, max_end = 0;
     char map[512];
-    int fd = openat(proc, "self/gid_map", O_RDONLY | O_CLOEXEC);
+    int fd = open("proc/self/gid_map", O_RDONLY | O_CLOEXEC);
     ssize_t n = fd < 0 ? -1 : read(fd, map, sizeof map - 1);
     if (fd >= 0) close(fd);
     map[n > 0 ? n : 0] = '\0';
@@ -179,12 +181,7 @@ static void allow_ping(int proc, int sys) {
         p = end + strspn(end, " \n");
     }
     if (lines <= 1 || low > high) low = 0, high = 65535;
-    char range[32];
-    int len = snprintf(range, sizeof range, "%lu %lu", low, high);
-    fd = openat(sys, "net/ipv4/ping_group_range", O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return;
-    if (write(fd, range, (size_t)len) < 0) die("write", "/proc/sys/net/ipv4/ping_group_range");
-    close(fd);
+    return snprintf(range, room, "%lu %lu", low, high);
 }
 
 /* A fresh proc for the new pid namespace. */
@@ -362,42 +359,78 @@ static void attach_bind(int i, const char *dst) {
     close(binds[i]);
 }
 
-static void loopback_up(void) {
-    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (s < 0) die("socket", "lo");
-    struct ifreq ifr;
-    memset(&ifr, 0, sizeof ifr);
-    strcpy(ifr.ifr_name, "lo");
-    if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0) die("SIOCGIFFLAGS", "lo");
-    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-    if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0) die("SIOCSIFFLAGS", "lo");
-    close(s);
-}
-
 /* Our network namespace, made by a child while we build the rest: a new one is the
  * dearest part of a sandbox's start (half a millisecond on the hosts measured, more than
  * all its mounts), and nothing needs it before we confine ourselves. The child shares our
  * memory and descriptors; it makes the namespace (owned by our user namespace, as one
- * made at our clone would be), brings its loopback up, lets its groups ping, leaves us a
+ * made at our clone would be), brings its loopback up, lets our groups ping, leaves us a
  * descriptor of it in `net.ns` and exits; we wait for it and enter the namespace
- * (join_net). On a failure it reports to dsec-run itself (die) and we leave without a
- * word. It shares our errno too (one thread-local area), but sets it only when a call of
- * its fails, after which we report nothing. */
+ * (join_net). Sharing our memory, it shares our errno too, which our own steps read: its
+ * system calls go straight to the kernel (net_call) and leave errno alone. On a failure it
+ * reports to dsec-run itself and we leave without a word. Where this build has no such
+ * calls, we make the namespace ourselves, in turn. */
+#if defined(__x86_64__)
+#define DSEC_NET_CHILD 1
+static long net_call(long n, long a, long b, long c, long d) {
+    long r;
+    register long r10 __asm__("r10") = d;
+    __asm__ volatile("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10) : "rcx", "r11", "memory");
+    return r;
+}
+#elif defined(__aarch64__)
+#define DSEC_NET_CHILD 1
+static long net_call(long n, long a, long b, long c, long d) {
+    register long x8 __asm__("x8") = n, x0 __asm__("x0") = a, x1 __asm__("x1") = b, x2 __asm__("x2") = c,
+                  x3 __asm__("x3") = d;
+    __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
+    return x0;
+}
+#else
+#define DSEC_NET_CHILD 0
+static long net_call(long n, long a, long b, long c, long d) {
+    long r = syscall(n, a, b, c, d);
+    return r < 0 ? -errno : r;
+}
+#endif
+
 enum { kNetStack = 64 * 1024 };
 static struct {
     int proc, sys; /* our proc and its sys/, opened before we mask, make read-only or move them */
+    char ping[32]; /* the range for ping_group_range */
+    int ping_len;
     int ns;        /* the new namespace, opened by the child */
     pid_t pid;     /* the child */
-    char *stack;   /* its stack, unmapped once it is gone */
-} net = {-1, -1, -1, -1, MAP_FAILED};
+    char *stack;   /* its stack (the lowest page a guard), unmapped once it is gone */
+} net = {-1, -1, "", 0, -1, -1, MAP_FAILED};
+
+/* Reports the step that failed (-r: its errno) and returns 1, as the child's exit code. */
+static int net_failed(long r, const char *op) {
+    dsec_send_report(kStatusFd, (int)-r, 0, op, "network namespace");
+    return 1;
+}
 
 static int make_net(void *unused) {
     (void)unused;
-    if (unshare(CLONE_NEWNET) < 0) die("unshare", "network namespace");
-    loopback_up();
-    allow_ping(net.proc, net.sys);
-    net.ns = openat(net.proc, "self/ns/net", O_RDONLY | O_CLOEXEC);
-    if (net.ns < 0) die("open", "network namespace");
+    long r = net_call(SYS_unshare, CLONE_NEWNET, 0, 0, 0);
+    if (r < 0) return net_failed(r, "unshare");
+    long s = net_call(SYS_socket, AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0, 0);
+    if (s < 0) return net_failed(s, "socket");
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    memcpy(ifr.ifr_name, "lo", 3);
+    if ((r = net_call(SYS_ioctl, s, SIOCGIFFLAGS, (long)&ifr, 0)) < 0) return net_failed(r, "SIOCGIFFLAGS lo");
+    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+    if ((r = net_call(SYS_ioctl, s, SIOCSIFFLAGS, (long)&ifr, 0)) < 0) return net_failed(r, "SIOCSIFFLAGS lo");
+    net_call(SYS_close, s, 0, 0, 0);
+    long fd = net_call(SYS_openat, net.sys, (long)"net/ipv4/ping_group_range", O_WRONLY | O_CLOEXEC, 0);
+    if (fd >= 0) {
+        r = net_call(SYS_write, fd, (long)net.ping, net.ping_len, 0);
+        net_call(SYS_close, fd, 0, 0, 0);
+        if (r < 0) return net_failed(r, "write /proc/sys/net/ipv4/ping_group_range");
+    }
+    long ns = net_call(SYS_openat, net.proc, (long)"self/ns/net", O_RDONLY | O_CLOEXEC, 0);
+    if (ns < 0) return net_failed(ns, "open");
+    net.ns = (int)ns;
     return 0;
 }
 
@@ -406,22 +439,37 @@ static void start_net(void) {
     if (net.proc < 0) die("open", "/proc");
     net.sys = openat(net.proc, "sys", O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (net.sys < 0) die("open", "/proc/sys");
-    net.stack = mmap(NULL, kNetStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    if (net.stack == MAP_FAILED) die("mmap", "network namespace");
-    net.pid = clone(make_net, net.stack + kNetStack, CLONE_VM | CLONE_FILES | SIGCHLD, NULL);
+    net.ping_len = ping_range(net.ping, sizeof net.ping);
+    if (!DSEC_NET_CHILD) {
+        if (make_net(NULL) != 0) _exit(1);
+        return;
+    }
+    size_t page = (size_t)getpagesize();
+    net.stack = mmap(NULL, kNetStack + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (net.stack == MAP_FAILED || mprotect(net.stack, page, PROT_NONE) < 0) die("mmap", "network namespace");
+    /* No exit signal: we wait for it alone (__WCLONE), and no SIGCHLD is left pending. */
+    net.pid = clone(make_net, net.stack + page + kNetStack, CLONE_VM | CLONE_FILES, NULL);
     if (net.pid < 0) die("clone", "network namespace");
 }
 
 static void join_net(void) {
-    int status;
-    while (waitpid(net.pid, &status, 0) < 0)
-        if (errno != EINTR) die("waitpid", "network namespace");
-    munmap(net.stack, kNetStack);
+    if (DSEC_NET_CHILD) {
+        int status;
+        while (waitpid(net.pid, &status, __WCLONE) < 0)
+            if (errno != EINTR) die("waitpid", "network namespace");
+        munmap(net.stack, kNetStack + (size_t)getpagesize());
+        if (WIFSIGNALED(status)) {
+            errno = EINTR;
+            die("killed", "network namespace");
+        }
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || net.ns < 0) _exit(1); /* it reported why */
+    }
     close(net.sys);
     close(net.proc);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || net.ns < 0) _exit(1);
-    if (setns(net.ns, CLONE_NEWNET) < 0) die("setns", "network namespace");
-    close(net.ns);
+    if (net.ns >= 0) {
+        if (DSEC_NET_CHILD && setns(net.ns, CLONE_NEWNET) < 0) die("setns", "network namespace");
+        close(net.ns);
+    }
 }
 
 /* The signals we were started ignored (what our creator ignored, such as dsec-run's
@@ -560,6 +608,37 @@ static void receive_mounts(int count) {
             close(fds[i]);
         }
     }
+}
+
+/* A one-shot's init, a copy of dsec-run, forks commands that cannot write their own
+ * oom_score_adj (run_command): the memory they share with us until their execve was made
+ * in the host's user namespace and is not dumpable, so its /proc files are host root's.
+ * dsec-run hands such an init a descriptor of its own oom_score_adj instead (one message
+ * before the mounts), through which it raises it to 1000 around each fork, for the child
+ * to inherit, and puts its own value back after (lowering to a value it had needs no
+ * privilege). Elsewhere -1: the commands write theirs. */
+static int oom_fd = -1;
+static char oom_own[16];
+static ssize_t oom_own_len;
+
+static void receive_oom_score(void) {
+    int fds[1], n;
+    char byte;
+    receive(&byte, 1, fds, 1, &n, "oom_score_adj");
+    if (n != 1) {
+        errno = EPROTO;
+        die("receive", "oom_score_adj");
+    }
+    oom_fd = fds[0];
+    oom_own_len = pread(oom_fd, oom_own, sizeof oom_own, 0);
+    if (oom_own_len <= 0) die("read", "oom_score_adj");
+}
+
+/* 1: the value a command is forked with; 0: ours back. */
+static void command_oom_score(int raised) {
+    if (oom_fd < 0) return;
+    if (raised) (void)!pwrite(oom_fd, "1000", 4, 0);
+    else (void)!pwrite(oom_fd, oom_own, (size_t)oom_own_len, 0);
 }
 
 /* The record dsec-run made while we set up (static: too big for the stack's taste). */
@@ -898,7 +977,9 @@ static void serve_request(int i) {
         /* A one-shot's own command: back once it has exec'd or given up, no copy of our
          * page tables for it. Any other: back at once (struct command above). */
         int flags = CLONE_PIDFD | SIGCHLD | (ends ? CLONE_VM | CLONE_VFORK : 0);
+        command_oom_score(1);
         pid = clone(run_command, child_stack + kChildStack, flags, &c, &pidfd);
+        command_oom_score(0);
     }
     started.err = pid < 0 ? errno : 0;
     if (child_stack != MAP_FAILED) munmap(child_stack, kChildStack);
@@ -1038,6 +1119,7 @@ int dsec_init_main(int argc, char **argv) {
     sigprocmask(SIG_BLOCK, &all, NULL);
     /* dsec-run started us in the (empty) directory to build the root at. */
     set_up_early(argc, argv);
+    if (one_shot) receive_oom_score();
     receive_mounts(1 + atoi(argv[2]));
     set_up_root(argc, argv);
     receive_late();

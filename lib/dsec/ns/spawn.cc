@@ -300,10 +300,12 @@ Result<Started> start_init(const InitSpec& spec) {
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) return fail(sys_error("socketpair"));
     Fd sock(sv[0]), child_sock(sv[1]);
-    // Room for the confinement record in one message (the default is room enough; a
-    // host's smaller one is raised where it allows).
-    int room = int(2 * sizeof(dsec_confinement));
-    (void)::setsockopt(sock.get(), SOL_SOCKET, SO_SNDBUF, &room, sizeof room);
+    // Room for the confinement record in one message: the default is room enough; a
+    // host's smaller one is raised where it allows.
+    int room = 0, want = int(2 * sizeof(dsec_confinement));
+    socklen_t len = sizeof room;
+    if (::getsockopt(sock.get(), SOL_SOCKET, SO_SNDBUF, &room, &len) == 0 && room < want)
+        (void)::setsockopt(sock.get(), SOL_SOCKET, SO_SNDBUF, &want, sizeof want);
     Fd devnull(::open("/dev/null", O_RDWR | O_CLOEXEC));
     if (!devnull) return fail(sys_error("open", "/dev/null"));
     Fd h_status = high(status_w.get()), h_sock = high(child_sock.get()), h_null = high(devnull.get());
@@ -323,7 +325,11 @@ Result<Started> start_init(const InitSpec& spec) {
     if (!h_status || !h_sock || !h_null || (spec.root_template >= 0 && !in_process && !h_exe))
         return fail(errno == EINVAL ? errno_error(EMFILE, "fcntl", "F_DUPFD_CLOEXEC " + std::to_string(kHighFd))
                                     : sys_error("fcntl", "F_DUPFD_CLOEXEC"));
+    // Only the child's copies stay: a child that dies closes the last of its ends, and a
+    // message to it then fails (EPIPE) at once.
     status_w.reset();
+    child_sock.reset();
+    devnull.reset();
 
     // Everything the child touches is prepared here: it may not allocate.
     std::vector<char*> argv;
@@ -393,6 +399,16 @@ Result<Started> start_init(const InitSpec& spec) {
     // The child sets up what needs no more than its ids (its scratch tmpfs, /dev, /proc,
     // loopback) while we make its mounts and what `late` makes (init.c).
     if (auto r = map_ids(spec, started.pid, sock.get()); !r) return abort(r.error());
+    // An init in a copy of us raises its own oom_score_adj for each command it forks
+    // (init.c, receive_oom_score): the commands cannot write theirs.
+    if (in_process) {
+        std::string file = "/proc/" + std::to_string(started.pid) + "/oom_score_adj";
+        Fd adj(::open(file.c_str(), O_RDWR | O_CLOEXEC));
+        if (!adj) return abort(sys_error("open", file));
+        int fd = adj.get();
+        if (auto r = send_with_fds(sock.get(), std::string_view("", 1), &fd, 1, "oom_score_adj"); !r)
+            return abort(r.error());
+    }
     auto upper = spec.upper();
     if (!upper) return abort(upper.error());
     if (auto r = send_mounts(spec, *upper, started.pid, sock.get()); !r) return abort(r.error());
@@ -401,15 +417,6 @@ Result<Started> start_init(const InitSpec& spec) {
     if (!late) return abort(late.error());
     if (auto r = send_late(*late, sock.get()); !r) return abort(r.error());
     *late = {};
-    // The commands an init forks write 1000 into their oom_score_adj, so that the OOM
-    // killer takes them before the init and the host's own services (init.c). One forked
-    // by an init in a copy of us cannot: the memory it shares with that init was made in
-    // the host's user namespace and is not dumpable, so its /proc files are host root's.
-    // That init gets 1000 itself, which its commands inherit; it lives no longer than its
-    // one command anyway.
-    if (in_process)
-        if (auto r = fs::write_text("/proc/" + std::to_string(started.pid) + "/oom_score_adj", "1000"); !r)
-            return abort(r.error());
     sock.reset();
     if (spec.while_starting) spec.while_starting();
     if (auto r = read_report(status_r.get(), "setting up the sandbox"); !r) return abort(r.error());
