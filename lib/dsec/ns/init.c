@@ -554,6 +554,23 @@ static void set_up_root(int argc, char **argv) {
     close(null);
 }
 
+/* The descriptors `msg` brought into `fds` (*count of them, at most `room`; any beyond
+ * are closed). Returns how many it brought. */
+static int take_fds(struct msghdr *msg, int *fds, int room, int *count) {
+    int all = 0;
+    *count = 0;
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
+        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
+        for (size_t k = 0; k < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++, all++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(cm) + k * sizeof(int), sizeof fd);
+            if (*count < room) fds[(*count)++] = fd;
+            else close(fd);
+        }
+    }
+    return all;
+}
+
 /* One message from dsec-run on the channel: its bytes into `buf` (at most `len`, all of
  * it or we die) and its descriptors, close-on-exec, into `fds` (*count of them, at most
  * `room`). Returns the bytes. */
@@ -573,20 +590,8 @@ static size_t receive(void *buf, size_t len, int *fds, int room, int *count, con
         if (n == 0) errno = EPIPE;
         die("receive", what);
     }
-    int err = msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC) ? EMSGSIZE : 0;
-    *count = 0;
-    for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
-        size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (size_t i = 0; i < k; i++) {
-            int fd;
-            memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
-            if (*count < room) fds[(*count)++] = fd;
-            else close(fd), err = EMSGSIZE;
-        }
-    }
-    if (err) {
-        errno = err;
+    if (take_fds(&msg, fds, room, count) > room || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+        errno = EMSGSIZE;
         die("receive", what);
     }
     return (size_t)n;
@@ -928,15 +933,7 @@ static void serve_request(int i) {
                          .msg_controllen = sizeof control.buf};
     ssize_t n = recvmsg(clients[i].fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
     int fds[DSEC_EXEC_NFDS], nfds = 0;
-    for (struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL; cm; cm = CMSG_NXTHDR(&msg, cm)) {
-        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
-        for (size_t k = 0; k < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++) {
-            int fd;
-            memcpy(&fd, CMSG_DATA(cm) + k * sizeof(int), sizeof fd);
-            if (nfds < DSEC_EXEC_NFDS) fds[nfds++] = fd;
-            else close(fd);
-        }
-    }
+    if (n > 0) take_fds(&msg, fds, DSEC_EXEC_NFDS, &nfds);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
         munmap(buf, DSEC_EXEC_MAX_BYTES);
         return;
