@@ -84,6 +84,13 @@ seen=$(dsec-run --root "$DSEC_ROOT" run --layers base --env MARK=inside -- sh -c
 [ "$(sed -n 1p <<<"$seen" | tr -s " ")" = "dsec-init " ] || fail "pid 1's command line: $seen"
 [ "$(sed -n 2p <<<"$seen")" = dsec-init ] || fail "pid 1's name: $seen"
 ! grep -q "$DSEC_ROOT\|read " <<<"$seen" || fail "pid 1 shows dsec-run's: $seen"
+# The init holds a descriptor of its own oom_score_adj, opened by dsec-run as host root
+# (lib/dsec/ns/init.c): nothing of it reaches a command, which can neither lower nor
+# raise the init's score.
+seen=$(dsec-run run --layers base -- sh -c 'ls /proc/self/fd | tr "\n" " "
+    echo 1000 > /proc/1/oom_score_adj 2>/dev/null && echo "raised"
+    echo -1000 > /proc/1/oom_score_adj 2>/dev/null && echo "lowered"; cat /proc/1/oom_score_adj')
+[ "$seen" = "0 1 2 3 $(cat /proc/self/oom_score_adj)" ] || fail "a one-shot's command, its descriptors or its init's score: $seen"
 
 # --json: one result record with the captured output.
 r=$(dsec-run run --json --layers base -- sh -c 'echo out; echo err >&2; exit 3') || true
