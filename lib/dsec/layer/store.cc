@@ -163,7 +163,7 @@ Result<Layer> Store::publish(const std::string& image_file, Layer layer) const {
         if (auto old = load(*hex); old) layer.created = old->created;
     } else {
         ::chmod(image_file.c_str(), 0444);
-        if (::rename(image_file.c_str(), dest.c_str()) < 0) return fail(sys_error("rename", dest));
+        if (auto r = fs::rename(image_file, dest); !r) return fail(r.error());
     }
     if (auto r = write_meta(layer); !r) return fail(r.error());
     if (!layer.name.empty()) {

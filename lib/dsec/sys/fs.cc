@@ -66,7 +66,7 @@ Status atomic_write(const std::string& path, std::string_view data, unsigned mod
     if (::fchmod(fd.get(), mode) < 0) return cleanup_with(sys_error("fchmod", tmp));
     if (::fsync(fd.get()) < 0) return cleanup_with(sys_error("fsync", tmp));
     fd.reset();
-    if (::rename(tmp.c_str(), path.c_str()) < 0) return cleanup_with(sys_error("rename", path));
+    if (auto r = fs::rename(tmp, path); !r) return cleanup_with(r.error());
     return sync_dir(dirname(path));
 }
 
@@ -221,6 +221,11 @@ Result<Lock> lock_dir(const std::string& path, bool wait) {
         return fail(sys_error("flock", path));
     }
     return Lock(std::move(fd));
+}
+
+Status rename(const std::string& from, const std::string& to) {
+    if (fresh([&] { return ::rename(from.c_str(), to.c_str()); }) < 0) return fail(sys_error("rename", to));
+    return {};
 }
 
 Result<TempDir> TempDir::make(const std::string& parent, const std::string& prefix) {

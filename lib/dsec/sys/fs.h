@@ -62,6 +62,10 @@ bool exists(const std::string& path);
 /// fsyncs a directory so a rename inside it is durable.
 Status sync_dir(const std::string& path);
 
+/// rename(2), again while a network filesystem answers ESTALE (a directory another node
+/// replaced meanwhile, as mkdir_p and TempDir::make retry). Errors: the rename's, naming `to`.
+Status rename(const std::string& from, const std::string& to);
+
 /// The directory part of a path ("a/b/c" -> "a/b"; "c" -> ".").
 std::string dirname(const std::string& path);
 
