@@ -24,13 +24,14 @@ etc_before=$(dsec-run exec race -- sh -c 'find /etc | sort; cat /etc/passwd')
 dsec-run exec race -- mkdir -p /dst
 
 # The sandbox's side: d becomes a symlink to /, to the host path, then a directory again;
-# now and then pl itself becomes a symlink to /etc. Each round is counted.
+# now and then pl itself becomes a symlink to /etc. Each round is counted, in a file
+# replaced whole (killed between a truncation and its write, the loop could leave it empty).
 dsec-run exec race -- sh -c 'n=0; while :; do
         rm -rf /dst/pl/d; ln -s / /dst/pl/d
         rm -f /dst/pl/d; ln -s '"$T/hostdir"' /dst/pl/d
         rm -f /dst/pl/d; mkdir -p /dst/pl/d
         n=$((n + 1)); [ $((n % 5)) = 0 ] && { rm -rf /dst/pl; ln -s /etc /dst/pl; rm -f /dst/pl; }
-        echo $n > /tmp/rounds
+        echo $n > /tmp/rounds.new; mv /tmp/rounds.new /tmp/rounds
     done' > /dev/null 2>&1 &
 racer=$!
 on_exit "kill $racer 2>/dev/null; wait $racer 2>/dev/null"
