@@ -102,3 +102,66 @@ TEST_CASE("cgroup: /proc/self/mounts gives the layout mountinfo gives") {
         CHECK(a->v1 == b->v1);
     }
 }
+
+TEST_CASE("the layout from /proc/self/cgroup and the usual mount points") {
+    using cgroup::Mounted;
+    auto at = [](std::map<std::string, Mounted> m) {
+        return [m](const std::string& path) { return m.count(path) ? m.at(path) : Mounted::none; };
+    };
+    const char* hybrid = "9:name=systemd:/\n8:pids:/\n7:blkio:/\n4:memory:/user.slice\n"
+                         "2:cpu,cpuacct:/\n0::/user.slice/a.scope\n";
+    std::map<std::string, Mounted> systemd = {{"/sys/fs/cgroup", Mounted::other},
+                                              {"/sys/fs/cgroup/unified", Mounted::cgroup2},
+                                              {"/sys/fs/cgroup/pids", Mounted::cgroup1},
+                                              {"/sys/fs/cgroup/memory", Mounted::cgroup1},
+                                              {"/sys/fs/cgroup/cpu,cpuacct", Mounted::cgroup1}};
+    auto l = cgroup::parse_usual(hybrid, at(systemd));
+    REQUIRE(l);
+    CHECK(l->mode == cgroup::Mode::hybrid);
+    CHECK(l->unified == "/sys/fs/cgroup/unified");
+    CHECK(l->v1 == std::map<std::string, std::string>{{"pids", "/sys/fs/cgroup/pids"},
+                                                      {"memory", "/sys/fs/cgroup/memory"},
+                                                      {"cpu", "/sys/fs/cgroup/cpu,cpuacct"},
+                                                      {"cpuacct", "/sys/fs/cgroup/cpu,cpuacct"}});
+    // The same mounts listed in /proc/self/mounts give the same layout.
+    auto m = cgroup::parse_mounts("cgroup /sys/fs/cgroup/pids cgroup rw,pids 0 0\n"
+                                  "cgroup /sys/fs/cgroup/memory cgroup rw,memory 0 0\n"
+                                  "cgroup /sys/fs/cgroup/cpu,cpuacct cgroup rw,cpu,cpuacct 0 0\n"
+                                  "cgroup2 /sys/fs/cgroup/unified cgroup2 rw 0 0\n");
+    REQUIRE(m);
+    CHECK(m->unified == l->unified);
+    CHECK(m->v1 == l->v1);
+
+    auto v2 = cgroup::parse_usual("0::/init.scope\n", at({{"/sys/fs/cgroup", Mounted::cgroup2}}));
+    REQUIRE(v2);
+    CHECK(v2->mode == cgroup::Mode::v2);
+    CHECK(v2->unified == "/sys/fs/cgroup");
+    // Never mounted: no "0::" line, so no unified tree.
+    auto v1 = cgroup::parse_usual("3:memory:/\n", at({{"/sys/fs/cgroup/memory", Mounted::cgroup1}}));
+    REQUIRE(v1);
+    CHECK(v1->mode == cgroup::Mode::v1);
+
+    // Anything elsewhere than usual: no answer, so the mounts are read.
+    auto moved = systemd;
+    moved["/sys/fs/cgroup/memory"] = Mounted::none;  // memory mounted on /cgroup/memory, say
+    CHECK_FALSE(cgroup::parse_usual(hybrid, at(moved)));
+    moved = systemd;
+    moved["/sys/fs/cgroup/unified"] = Mounted::other;  // a directory, not the mount's root
+    CHECK_FALSE(cgroup::parse_usual(hybrid, at(moved)));
+    CHECK_FALSE(cgroup::parse_usual("0::/\n", at({})));
+    CHECK_FALSE(cgroup::parse_usual("", at({})));
+    CHECK_FALSE(cgroup::parse_usual("garbage\n", at(systemd)));
+
+    // And on this host, the same answer as the mounts.
+    auto own = fs::read_file("/proc/self/cgroup");
+    auto mounts = fs::read_file("/proc/self/mounts");
+    REQUIRE(own);
+    REQUIRE(mounts);
+    auto here = cgroup::parse_usual(*own, cgroup::mounted_at);
+    auto all = cgroup::parse_mounts(*mounts);
+    if (here && all) {
+        CHECK(here->mode == all->mode);
+        CHECK(here->unified == all->unified);
+        CHECK(here->v1 == all->v1);
+    }
+}

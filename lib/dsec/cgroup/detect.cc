@@ -1,5 +1,9 @@
 #include "dsec/cgroup/detect.h"
 
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/utsname.h>
 
 #include <cstdlib>
@@ -108,6 +112,55 @@ Result<Layout> parse_mounts(std::string_view mounts) {
     return finish(std::move(layout), any, "/proc/self/mounts");
 }
 
+Mounted mounted_at(const std::string& path) {
+    // The root of a mount, not a directory in one (a cgroup's own directory has the same
+    // filesystem type).
+    struct statx sx;
+    struct statfs sf;
+    if (::statx(AT_FDCWD, path.c_str(), 0, 0, &sx) < 0 || ::statfs(path.c_str(), &sf) < 0) return Mounted::none;
+    if (!(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) || !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+        return Mounted::other;
+    if (sf.f_type == CGROUP2_SUPER_MAGIC) return Mounted::cgroup2;
+    return sf.f_type == CGROUP_SUPER_MAGIC ? Mounted::cgroup1 : Mounted::other;
+}
+
+std::optional<Layout> parse_usual(std::string_view proc_cgroup, const std::function<Mounted(const std::string&)>& mounted) {
+    Layout layout;
+    bool ok = true, unified_seen = false;
+    each_line(proc_cgroup, [&](const std::string& line) {
+        auto first = line.find(':'), second = line.find(':', first + 1);
+        if (first == std::string::npos || second == std::string::npos) {
+            ok = false;
+            return;
+        }
+        std::string id = line.substr(0, first), controllers = line.substr(first + 1, second - first - 1);
+        if (id == "0" && controllers.empty()) {
+            unified_seen = true;
+            return;
+        }
+        std::vector<std::string> ours;
+        for (auto& c : split(controllers, ','))
+            for (const char* want : kControllers)
+                if (c == want) ours.push_back(c);
+        if (ours.empty()) return;  // name=systemd, blkio, ...: not ours
+        std::string at = "/sys/fs/cgroup/" + controllers;
+        if (mounted(at) != Mounted::cgroup1) {
+            ok = false;
+            return;
+        }
+        for (auto& c : ours) layout.v1[c] = at;
+    });
+    if (!ok) return std::nullopt;
+    if (unified_seen) {
+        // Mounted once at least, and perhaps not now or elsewhere: only the usual places.
+        if (mounted("/sys/fs/cgroup") == Mounted::cgroup2) layout.unified = "/sys/fs/cgroup";
+        else if (mounted("/sys/fs/cgroup/unified") == Mounted::cgroup2) layout.unified = "/sys/fs/cgroup/unified";
+        else return std::nullopt;
+    }
+    if (layout.unified.empty() && layout.v1.empty()) return std::nullopt;
+    return finish(std::move(layout), true, "/proc/self/cgroup").value();
+}
+
 bool kernel_at_least(std::string_view release, int major, int minor) {
     std::string r(release);
     char* end = nullptr;
@@ -120,11 +173,18 @@ Result<Layout> detect() {
     static std::once_flag once;
     static Result<Layout> cached = fail(make_error(Code::internal, "cgroup layout not read"));
     std::call_once(once, [] {
-        // /proc/self/mounts, not mountinfo: the same hierarchies and controllers, cheaper
-        // for the kernel to produce (mountinfo resolves each cgroup mount's root path);
-        // this runs at every exec, create and one-shot.
-        auto text = fs::read_file("/proc/self/mounts");
-        cached = text ? parse_mounts(*text) : Result<Layout>(fail(text.error()));
+        // This runs at every exec, create and one-shot. /proc/self/cgroup first, a few
+        // lines; then /proc/self/mounts, not mountinfo: the same hierarchies and
+        // controllers, cheaper for the kernel to produce (mountinfo resolves each cgroup
+        // mount's root path).
+        if (auto own = fs::read_file("/proc/self/cgroup")) {
+            auto usual = parse_usual(*own, mounted_at);
+            if (usual) cached = std::move(*usual);
+        }
+        if (!cached) {
+            auto text = fs::read_file("/proc/self/mounts");
+            cached = text ? parse_mounts(*text) : Result<Layout>(fail(text.error()));
+        }
         struct utsname u;
         if (cached && cached->mode == Mode::hybrid && ::uname(&u) == 0)
             cached->unified_core = kernel_at_least(u.release, 5, 14);

@@ -2,7 +2,9 @@
 // hierarchies) or hybrid (v1 controllers plus a v2 tree that holds no controllers).
 #pragma once
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -39,8 +41,24 @@ Result<Layout> parse_mountinfo(std::string_view mountinfo);
 /// layout. Errors: not_found when no cgroup filesystem is mounted at all.
 Result<Layout> parse_mounts(std::string_view mounts);
 
-/// Reads /proc/self/mounts once and caches the answer for the process's lifetime; sets
-/// unified_core on a hybrid host whose kernel is 5.14 or later.
+/// What a hierarchy's usual mount point is: its filesystem type, as statfs says.
+enum class Mounted { none, cgroup1, cgroup2, other };
+
+/// What is mounted at `path`: none when it cannot be read, other when it is not the root of
+/// a mount or not a cgroup filesystem.
+Mounted mounted_at(const std::string& path);
+
+/// The layout from /proc/self/cgroup text ("id:controllers:path" per hierarchy, "0::path"
+/// for the unified tree once it has been mounted) when every hierarchy dsec uses is
+/// mounted where systemd puts it: the unified tree on /sys/fs/cgroup or
+/// /sys/fs/cgroup/unified, a v1 hierarchy on /sys/fs/cgroup/<its controllers>, as
+/// `mounted` says of each path. nullopt when one is not (detect then reads the mounts).
+/// The same layout as parse_mounts gives there, from a dozen short lines instead of one
+/// line per mount of the namespace (each layer dsec-mount mounted among them).
+std::optional<Layout> parse_usual(std::string_view proc_cgroup, const std::function<Mounted(const std::string&)>& mounted);
+
+/// Finds the layout once and caches it for the process's lifetime (parse_usual, else
+/// /proc/self/mounts); sets unified_core on a hybrid host whose kernel is 5.14 or later.
 Result<Layout> detect();
 
 /// Whether a kernel release ("6.1.0-13-amd64") is at least major.minor.
