@@ -43,6 +43,15 @@ expect_not a ok setns /proc/self/ns/mnt
 new_box adm --cap-add SYS_ADMIN --seccomp unconfined
 expect adm none beneath_root
 
+# The init keeps a descriptor of its upper's mount (fd 5, for dsec-run snapshot), which
+# --cap-add SYS_PTRACE opens to root inside: ".." from it must lead nowhere (the mount is
+# detached), not to the layers' own mounts beside it.
+new_box pt --cap-add SYS_PTRACE
+up=$(dsec-run exec pt -- ls -a /proc/1/fd/5/ | xargs)
+[ "$up" = ". .. upper work" ] || fail "fd 5 of the init is not the upper's mount: $up"
+[ "$(dsec-run exec pt -- ls -a /proc/1/fd/5/.. | xargs)" = "$up" ] ||
+    fail "\"..\" from the init's upper leads somewhere: $(dsec-run exec pt -- ls -a /proc/1/fd/5/.. | xargs)"
+
 # From the host: setns into the namespace lands on the sandbox's root (the kernel
 # follows the mounts on the namespace's root), as nsenter and dsec's joins rely on.
 dsec-run exec a -- sh -c 'echo mark > /work/mark'

@@ -237,8 +237,7 @@ static void fsconfig_or_die(int fs, unsigned cmd, const char *key, const char *v
 }
 
 /* Attaches the mount the host handed us on `fd` at `name` under scratch/s: overlayfs takes
- * only layers that sit in our own mount namespace (they were made in one owned by the host).
- * The mount stays there, beneath the root, for the sandbox's life (mount_overlay). */
+ * only layers that sit in our own mount namespace (they were made in one owned by the host). */
 static void attach_layer(int fd, const char *name) {
     if (mkdirat(scratch, name, 0700) < 0) die("mkdir", name);
     if (move_mount(fd, "", scratch, name, MOVE_MOUNT_F_EMPTY_PATH) < 0) die("move_mount", name);
@@ -251,14 +250,10 @@ static void attach_layer(int fd, const char *name) {
  * of this user namespace (so, with userxattr, it keeps its metadata in user.overlay.*
  * and files land on disk with their owners as seen inside). Layers are named through
  * the scratch tmpfs (relative paths from it), so nothing in the mount table names a host
- * path. Their mounts are left where they are, under scratch/s: after a chroot they lie
- * beneath the root with the scratch tmpfs, reachable by no path and listed in no
- * mountinfo inside (which shows only what is under the root); after a pivot they go with
- * the old root. Taking them down here cost an RCU grace period in the init's path to its
- * ready report, and an expedited one waits for every CPU to pass a quiescent state: 0.6 ms
- * whenever the other CPU was making the network namespace (start_net). What they hold
- * (the layers' and upper's superblocks) the overlay's private clones hold anyway; the
- * namespace takes them down with the rest when the sandbox goes. */
+ * path. Their mounts sit under one bind, scratch/s, which goes once the overlay holds
+ * private clones of them (drop_layers). */
+static int layer_mounts = -1; /* scratch/s, until drop_layers */
+
 static void mount_overlay(int layers, int userxattr) {
     char name[32];
     int fs = (int)syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC);
@@ -266,6 +261,9 @@ static void mount_overlay(int layers, int userxattr) {
     /* Paths relative to the scratch tmpfs (a copy of the template has no /proc/self). */
     if (fchdir(scratch) < 0) die("chdir", "scratch tmpfs");
     if (mkdirat(scratch, "s", 0700) < 0) die("mkdir", "s");
+    bind_scratch("s", "s", 0);
+    layer_mounts = open("s", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (layer_mounts < 0) die("open", "s");
     for (int i = 0; i < layers; i++) {
         snprintf(name, sizeof name, "s/l%d", i);
         attach_layer(kFirstLowerFd + i, name);
@@ -292,6 +290,21 @@ static void mount_overlay(int layers, int userxattr) {
     if (fchdir(mnt) < 0) die("chdir", "/");
     close(mnt);
     close(fs);
+}
+
+/* Takes our own mounts of the layers and the upper away, all at once (the overlay holds
+ * clones of them). Until then they hang under scratch/s beneath the root, and the upper's,
+ * which we keep open on fd 5 for dsec-run snapshot, leads back up to them: detached, it
+ * leads nowhere. Done before anything of the sandbox runs, but not as soon as the overlay
+ * is made: the umount waits for an expedited RCU grace period, which lasts until every
+ * other CPU has passed a quiescent state, and while the network child is deep in the
+ * kernel making its namespace that took 0.6 ms (traced). After join_net it is gone. */
+static void drop_layers(void) {
+    if (layer_mounts < 0) return;
+    if (fchdir(layer_mounts) < 0) die("chdir", "s");
+    if (umount2(".", MNT_DETACH) < 0) die("umount2", "s");
+    if (chdir("/") < 0) die("chdir", "/");
+    close(layer_mounts);
 }
 
 /* The host's binds, b0, b1, ... in the start directory, were locked by the kernel when
@@ -565,6 +578,9 @@ static void set_up_root(int argc, char **argv) {
         /* The classic pivot: the old root ends up stacked under the new one, then goes. */
         if (syscall(SYS_pivot_root, ".", ".") < 0) die("pivot_root", "/");
         if (umount2(".", MNT_DETACH) < 0) die("umount2", "old root");
+        /* Our layers' mounts went with it. */
+        close(layer_mounts);
+        layer_mounts = -1;
     }
     if (chdir("/") < 0) die("chdir", "/");
     /* Our stdio was the host's /dev/null: now the sandbox's own, so /proc/1/fd holds
@@ -1143,6 +1159,7 @@ int dsec_init_main(int argc, char **argv) {
     set_up_root(argc, argv);
     receive_late();
     join_net();
+    drop_layers();
     const char *op = "";
     if (dsec_confine(&confinement, &op) < 0) die(op, "");
     note_own_limits();

@@ -461,8 +461,18 @@ static int a_beneath_root(int argc, char **argv) {
         snprintf(found + strlen(found), sizeof found - strlen(found), " /%.32s", n);
     }
     closedir(d);
-    if (entries("/r/l0") > 0) strncat(found, " /r/l0", sizeof found - strlen(found) - 1);
-    if (entries("/r/u") > 0) strncat(found, " /r/u", sizeof found - strlen(found) - 1);
+    /* The init's scratch is on /r: its layers' and upper's own mounts hang on r/s/l0,
+     * r/s/l1, ... and r/s/u until the init drops them; only their empty mountpoints may
+     * be left. */
+    if ((d = opendir("/r/s"))) {
+        char path[64];
+        for (struct dirent *e; (e = readdir(d));) {
+            snprintf(path, sizeof path, "/r/s/%.32s", e->d_name);
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && entries(path) != 0)
+                snprintf(found + strlen(found), sizeof found - strlen(found), " %.40s", path);
+        }
+        closedir(d);
+    }
     if (found[0]) result(0, "beneath the root:%s", found);
     else result_word("none", "only the template's dev, proc and r");
     return 0;
