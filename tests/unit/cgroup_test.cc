@@ -159,6 +159,12 @@ TEST_CASE("the layout from /proc/self/cgroup and the usual mount points") {
     REQUIRE(mounts);
     auto here = cgroup::parse_usual(*own, cgroup::mounted_at);
     auto all = cgroup::parse_mounts(*mounts);
+    // Where the mounts put every hierarchy in systemd's places, so must this.
+    bool usual = all && (all->unified.empty() || all->unified == "/sys/fs/cgroup" ||
+                         all->unified == "/sys/fs/cgroup/unified");
+    if (all)
+        for (auto& [controller, at] : all->v1) usual = usual && at.rfind("/sys/fs/cgroup/", 0) == 0;
+    if (usual) REQUIRE(here);
     if (here && all) {
         CHECK(here->mode == all->mode);
         CHECK(here->unified == all->unified);

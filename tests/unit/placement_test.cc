@@ -1,5 +1,7 @@
 // Where a sandbox's cgroups go with its own or a shared memory cgroup, on hybrid, v1 and
 // v2 layouts (parsed from mountinfo text), and what create makes in a fake v2 tree.
+#include <unistd.h>
+
 #include <doctest/doctest.h>
 
 #include "dsec/cgroup/cgroup.h"
@@ -165,4 +167,23 @@ TEST_CASE("placement: a sandbox an older dsec made in the freezer and cpuacct hi
     CHECK(sandbox::same_cgroup(sandbox::SavedCgroup{"hybrid", cg.dirs()}, cg));
     // Another sandbox's groups are not.
     CHECK_FALSE(sandbox::same_cgroup(sandbox::SavedCgroup{"hybrid", cgroup::Cgroup(layout, "dsec", "b").dirs()}, cg));
+}
+
+TEST_CASE("placement: a sandbox's groups saved under another name of the same hierarchy are its own") {
+    // A hierarchy mounted twice: the state names one mount, the layout found now the other.
+    auto tmp = fs::TempDir::make("/tmp", "dsec-unit-same.");
+    REQUIRE(tmp);
+    std::string root = tmp->path();
+    REQUIRE(fs::mkdir_p(root + "/unified/dsec/a", 0755));
+    REQUIRE(fs::mkdir_p(root + "/unified/dsec/b", 0755));
+    REQUIRE(::symlink((root + "/unified").c_str(), (root + "/elsewhere").c_str()) == 0);
+    cgroup::Layout layout;
+    layout.mode = cgroup::Mode::v2;
+    layout.unified = root + "/unified";
+    cgroup::Cgroup cg(layout, "dsec", "a");
+    REQUIRE(cg.dirs() == std::vector<std::string>{root + "/unified/dsec/a"});
+    CHECK(sandbox::same_cgroup(sandbox::SavedCgroup{"v2", {root + "/elsewhere/dsec/a"}}, cg));
+    CHECK_FALSE(sandbox::same_cgroup(sandbox::SavedCgroup{"v2", {root + "/elsewhere/dsec/b"}}, cg));
+    CHECK_FALSE(sandbox::same_cgroup(sandbox::SavedCgroup{"v2", {root + "/elsewhere/dsec/gone"}}, cg));
+    CHECK_FALSE(sandbox::same_cgroup(sandbox::SavedCgroup{"v2", {}}, cg));
 }

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <vector>
 
+#include "dsec/sys/fd.h"
 #include "dsec/sys/fs.h"
 
 namespace dsec::cgroup {
@@ -114,10 +115,13 @@ Result<Layout> parse_mounts(std::string_view mounts) {
 
 Mounted mounted_at(const std::string& path) {
     // The root of a mount, not a directory in one (a cgroup's own directory has the same
-    // filesystem type).
+    // filesystem type), and not a symlink to one (systemd links cpu to cpu,cpuacct: the
+    // mounts name the directory).
+    Fd dir(::open(path.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     struct statx sx;
     struct statfs sf;
-    if (::statx(AT_FDCWD, path.c_str(), 0, 0, &sx) < 0 || ::statfs(path.c_str(), &sf) < 0) return Mounted::none;
+    if (!dir || ::statx(dir.get(), "", AT_EMPTY_PATH, 0, &sx) < 0 || ::fstatfs(dir.get(), &sf) < 0)
+        return Mounted::none;
     if (!(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) || !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
         return Mounted::other;
     if (sf.f_type == CGROUP2_SUPER_MAGIC) return Mounted::cgroup2;

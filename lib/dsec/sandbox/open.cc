@@ -1,5 +1,7 @@
 #include "dsec/sandbox/open.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 
 #include "dsec/sys/id.h"
@@ -10,12 +12,23 @@ ns::JoinSpec Opened::join(int namespaces, bool userns) const {
     return ns::JoinSpec{state.pid, state.pid_start, cg.v1_join_files(), cg.unified_dir(), namespaces, userns, {}};
 }
 
+namespace {
+// Two names of one directory: a hierarchy mounted in two places is found at either, and
+// the layout found now may name another than the one the sandbox's state saved.
+bool same_dir(const std::string& a, const std::string& b) {
+    if (a == b) return true;
+    struct stat sa, sb;
+    return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+}  // namespace
+
 bool same_cgroup(const SavedCgroup& saved, const cgroup::Cgroup& cg) {
     // A sandbox made before dsec left the hierarchies of unused_dirs() also lists those.
     std::vector<std::string> dirs;
     for (auto& d : saved.dirs)
         if (std::find(cg.unused_dirs().begin(), cg.unused_dirs().end(), d) == cg.unused_dirs().end()) dirs.push_back(d);
-    return dirs == cg.dirs();
+    const auto& now = cg.dirs();
+    return dirs.size() == now.size() && std::equal(dirs.begin(), dirs.end(), now.begin(), same_dir);
 }
 
 Result<Opened> open_sandbox(const Paths& paths, const std::string& id, Need need) {
