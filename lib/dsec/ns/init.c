@@ -474,17 +474,21 @@ static void start_net(void) {
 /* The child starts queued on our CPU whenever the others were busy at the clone (on two
  * CPUs, dsec-run is at work on the other one), and an idle CPU does not take it from us
  * soon: traced, it waited there 0.9 ms while the other CPU idled, then ran while we waited
- * in turn. So it may run on any CPU allowed us but the one we are on; it exits soon
- * after, and what we fork never inherits it. Where we have one CPU, or the call fails,
- * it stays where the kernel put it. */
+ * in turn. So it is moved to another CPU allowed us (what a change of its affinity does at
+ * once), then allowed all of them again: kept off ours, it had to wait whenever that other
+ * CPU was busy (with 10,000 sandboxes alive, with the kernel's teardown of the one before:
+ * creates took up to three times as long, now and then). Where we have one CPU, or the
+ * call fails, it stays where the kernel put it. */
 static void net_elsewhere(void) {
     cpu_set_t allowed;
     int cpu = sched_getcpu();
     if (cpu < 0 || sched_getaffinity(0, sizeof allowed, &allowed) < 0 || !CPU_ISSET(cpu, &allowed) ||
         CPU_COUNT(&allowed) < 2)
         return;
-    CPU_CLR(cpu, &allowed);
-    (void)sched_setaffinity(net.pid, sizeof allowed, &allowed);
+    cpu_set_t elsewhere = allowed;
+    CPU_CLR(cpu, &elsewhere);
+    if (sched_setaffinity(net.pid, sizeof elsewhere, &elsewhere) == 0)
+        (void)sched_setaffinity(net.pid, sizeof allowed, &allowed);
 }
 
 static void join_net(void) {
