@@ -450,27 +450,6 @@ static int make_net(void *unused) {
     return 0;
 }
 
-static void net_elsewhere(void);
-
-static void start_net(void) {
-    net.proc = open("proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (net.proc < 0) die("open", "/proc");
-    net.sys = openat(net.proc, "sys", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (net.sys < 0) die("open", "/proc/sys");
-    net.ping_len = ping_range(net.ping, sizeof net.ping);
-    if (!DSEC_NET_CHILD) {
-        if (make_net(NULL) != 0) _exit(1);
-        return;
-    }
-    size_t page = (size_t)getpagesize();
-    net.stack = mmap(NULL, kNetStack + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    if (net.stack == MAP_FAILED || mprotect(net.stack, page, PROT_NONE) < 0) die("mmap", "network namespace");
-    /* No exit signal: we wait for it alone (__WCLONE), and no SIGCHLD is left pending. */
-    net.pid = clone(make_net, net.stack + page + kNetStack, CLONE_VM | CLONE_FILES, NULL);
-    if (net.pid < 0) die("clone", "network namespace");
-    net_elsewhere();
-}
-
 /* The child starts queued on our CPU whenever the others were busy at the clone (on two
  * CPUs, dsec-run is at work on the other one), and an idle CPU does not take it from us
  * soon: traced, it waited there 0.9 ms while the other CPU idled, then ran while we waited
@@ -489,6 +468,25 @@ static void net_elsewhere(void) {
     CPU_CLR(cpu, &elsewhere);
     if (sched_setaffinity(net.pid, sizeof elsewhere, &elsewhere) == 0)
         (void)sched_setaffinity(net.pid, sizeof allowed, &allowed);
+}
+
+static void start_net(void) {
+    net.proc = open("proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (net.proc < 0) die("open", "/proc");
+    net.sys = openat(net.proc, "sys", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (net.sys < 0) die("open", "/proc/sys");
+    net.ping_len = ping_range(net.ping, sizeof net.ping);
+    if (!DSEC_NET_CHILD) {
+        if (make_net(NULL) != 0) _exit(1);
+        return;
+    }
+    size_t page = (size_t)getpagesize();
+    net.stack = mmap(NULL, kNetStack + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (net.stack == MAP_FAILED || mprotect(net.stack, page, PROT_NONE) < 0) die("mmap", "network namespace");
+    /* No exit signal: we wait for it alone (__WCLONE), and no SIGCHLD is left pending. */
+    net.pid = clone(make_net, net.stack + page + kNetStack, CLONE_VM | CLONE_FILES, NULL);
+    if (net.pid < 0) die("clone", "network namespace");
+    net_elsewhere();
 }
 
 static void join_net(void) {
