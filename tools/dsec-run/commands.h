@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -68,10 +69,20 @@ struct PoolSetup {
 /// policy or seccomp file that cannot be read.
 Result<PoolSetup> pool_setup(const Context& ctx, const CreateArgs& args, bool memory_upper);
 /// In a child that works on after we have exited: a session of its own, `null` as its
-/// stdio and no other descriptor of the caller's (a caller that reads our output to its
-/// end does not wait for it); returns once `wait_fd` reads EOF (the parent's end closed:
-/// it has gone, or handed over what it had to), with `wait_fd` closed.
-void leave_caller(int null, int wait_fd);
+/// stdio and no other descriptor of the caller's but `keep` (a caller that reads our
+/// output to its end does not wait for it); returns once `wait_fd` reads EOF (the
+/// parent's end closed: it has gone, or handed over what it had to), with `wait_fd`
+/// closed.
+void leave_caller(int null, int wait_fd, std::span<const int> keep = {});
+
+/// Exits with `code` (as cli::main would end it: cli::exit_code) at once and leaves
+/// `work` to a child of ours (dsec-teardown) that
+/// starts once we have gone, holding only `keep` of our descriptors (leave_caller).
+/// Returns only if no child could be made, or on an interrupt: the caller then does the
+/// work itself.
+void exit_leaving(int code, const std::function<void()>& work, std::span<const int> keep = {});
+/// exit_leaving with what is left of a destroyed sandbox as the work (Remains::finish).
+void exit_leaving_remains(int code, sandbox::Remains& remains);
 
 /// run --pool: draws a sandbox made ahead (or makes one when none is ready), runs the
 /// command in it, and leaves its teardown and the refill to a background process.

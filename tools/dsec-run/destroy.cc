@@ -24,12 +24,19 @@ void add_destroy(CLI::App& app, Context& ctx) {
             if (!ids) return fail(ids.error());
             auto paths = ctx.sandbox_paths();
             auto missing = o->force ? sandbox::Missing::ok : sandbox::Missing::error;
+            // One sandbox: what is left of it once nothing runs (its namespaces, its upper)
+            // goes in a child as we exit; a batch lets each go in place.
+            sandbox::Remains remains;
+            bool one = ids->size() == 1;
             size_t failed = for_each_parallel(ids->size(), o->parallel, [&](size_t i) -> Status {
-                auto rec = sandbox::destroy(paths, (*ids)[i], missing, o->keep_log);
+                auto rec = sandbox::destroy(paths, (*ids)[i], missing, o->keep_log, one ? &remains : nullptr);
                 if (!rec) return fail(std::move(rec.error()).about((*ids)[i]));
                 return jsonl::emit(*rec);
             });
-            return failed ? cli::kExitFailed : cli::kExitOk;
+            int code = failed ? cli::kExitFailed : cli::kExitOk;
+            if (remains) exit_leaving_remains(code, remains);
+            (void)remains.finish();
+            return code;
         };
     });
 }

@@ -1,85 +1,22 @@
 // dsec-run run: the function kind. Create from layers, exec once, destroy.
-#include <fcntl.h>
-#include <sched.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <iostream>
 
-#include "dsec/ns/confine.h"
-#include "dsec/ns/helper_stack.h"
 #include "dsec/sandbox/disk.h"
 #include "commands.h"
 
 namespace dsec::run_tool {
 
-void leave_caller(int null, int wait_fd) {
-    ::setsid();
-    for (int fd = 0; fd < 3; fd++) ::dup2(null, fd);
-    dsec_close_all_but(&wait_fd, 1);
-    char c;
-    while (::read(wait_fd, &c, 1) < 0 && errno == EINTR) {
-    }
-    ::close(wait_fd);
-}
-
 namespace {
-struct Behind {
-    const sandbox::Paths* paths;
-    const std::string* id;
-    int gone;  // read end of a pipe whose write end closes (in us) as we exit
-    int null;  // /dev/null
-};
-
-[[noreturn]] void destroy_behind(const Behind& b) {
-    // It starts once we have gone: on a host of few CPUs it would otherwise slow our
-    // exit, which is what the caller waits for. (It stays in our working directory:
-    // --run and --root may be relative to it.)
-    leave_caller(b.null, b.gone);
-    (void)sandbox::destroy(*b.paths, *b.id, sandbox::Missing::ok);
-    ::_exit(0);
-}
-
-int destroy_behind_entry(void* p) { destroy_behind(*static_cast<Behind*>(p)); }
-
 // A one-shot whose init left with its command's status, nothing else at work inside
 // (DSEC_EXEC_INIT_LEAVES): nothing of it runs on, so we exit with `code` at once and its
-// teardown (the init's exit, the cgroups, the id range, the state) goes on in a child,
-// as bubblewrap returns before its pid 1 has gone. The child (dsec-teardown) is in a
-// session of its own, on /dev/null (a caller reading our output to its end does not wait
-// for it), and goes to the reaper above us, as the init does; what it cannot finish,
-// dsec-reclaim gc does. It runs in our memory (no page tables copied: 0.15 to 0.25 ms a
-// fork here), which is its alone once we have exited, as we do without touching it.
-// Returns only if no child could be made (destroy then in place).
+// teardown (the init's exit, the cgroups, the id range, the state) goes on in a child
+// (exit_leaving), as bubblewrap returns before its pid 1 has gone; what the child cannot
+// finish, dsec-reclaim gc does. Returns only if no child could be made (destroy then in
+// place).
 void exit_destroying_behind(const sandbox::Paths& paths, const std::string& id, int code) {
-    std::cout.flush();
-    std::cerr.flush();
-    if (cli::interrupted()) return;
-    Fd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
-    int gone[2];
-    if (!null || ::pipe2(gone, 0) < 0) return;
-    Behind b{&paths, &id, gone[0], null.get()};
-    // Named before the clone, so that whoever looks for the child finds it by name from
-    // its first moment (we exit next).
-    ::prctl(PR_SET_NAME, "dsec-teardown", 0, 0, 0);
-#ifdef DSEC_HELPER_STACK_ASAN
-    // AddressSanitizer's leak check at our exit would scan memory the child changes.
-    pid_t child = ::fork();
-    if (child == 0) destroy_behind(b);
-#else
-    constexpr size_t kStack = 1 << 20;
-    void* stack = ::mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    pid_t child = -1;
-    if (stack != MAP_FAILED)
-        child = ::clone(destroy_behind_entry, static_cast<char*>(stack) + kStack, CLONE_VM | SIGCHLD, &b);
-    if (child < 0 && stack != MAP_FAILED) ::munmap(stack, kStack);
-#endif
-    if (child > 0) ::_exit(code);
-    ::prctl(PR_SET_NAME, "dsec-run", 0, 0, 0);
-    ::close(gone[0]);
-    ::close(gone[1]);
+    exit_leaving(code, [&] { (void)sandbox::destroy(paths, id, sandbox::Missing::ok); });
 }
 }  // namespace
 
@@ -167,8 +104,12 @@ void add_run(CLI::App& app, Context& ctx) {
                 if (auto d = sandbox::destroy(paths, id, sandbox::Missing::ok); !d) cli::report(d.error());
                 return out;
             }
-            if (auto d = sandbox::destroy(paths, id, sandbox::Missing::ok); !d) cli::report(d.error());
-            return answer();
+            sandbox::Remains remains;
+            if (auto d = sandbox::destroy(paths, id, sandbox::Missing::ok, "", &remains); !d) cli::report(d.error());
+            auto out = answer();
+            if (out && remains) exit_leaving_remains(*out, remains);
+            (void)remains.finish();
+            return out;
         };
     });
 }

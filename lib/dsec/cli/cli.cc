@@ -129,9 +129,10 @@ int main(CLI::App& app, int argc, char** argv, const std::function<Result<int>()
         report(interrupted_error());
         return kExitInterrupted;
     }
-    if (*outcome == kExitOk && jsonl::upstream_failed()) return kExitFailed;
-    return *outcome;
+    return exit_code(*outcome);
 }
+
+int exit_code(int code) { return code == kExitOk && jsonl::upstream_failed() ? kExitFailed : code; }
 
 Progress::Progress(std::string label, uint64_t total)
     : label_(std::move(label)),

@@ -39,6 +39,10 @@ void add_path_options(CLI::App& app, Paths& paths);
 /// by anyone but root, the body is not run: a "permission" error says root is needed.
 int main(CLI::App& app, int argc, char** argv, const std::function<Result<int>()>& body);
 
+/// The exit code main() turns a body's successful `code` into: kExitFailed for kExitOk
+/// when an upstream error record was seen on stdin. For a body that exits by itself.
+int exit_code(int code);
+
 /// Reports an error (record on stdout, line on stderr) without exiting; for batches
 /// that go on past a failed item.
 void report(const Error& e);

@@ -263,7 +263,9 @@ Status egress(Pass& p) {
 }
 
 // Step 4: upper directories no sandbox owns, once past the grace period and not under an
-// overlay mounted here (`dsec-mount --at` makes uppers without a sandbox).
+// overlay mounted here (`dsec-mount --at` makes uppers without a sandbox). Those a
+// destroy set aside (.gone-*, sandbox/sandbox.h) go at once: no create is on its way to
+// them, and their overlay, if any, is in a namespace of its own.
 Status uppers(Pass& p) {
     std::string dir = p.paths.root + "/sandboxes";
     auto names = fs::list_dir(dir);
@@ -273,11 +275,12 @@ Status uppers(Pass& p) {
         if (p.ids.count(name) || p.rootfs.count(name)) continue;
         std::string path = dir + "/" + name;
         int64_t age = age_s(path, p.now);
-        if (age < p.o.grace_s) {
+        bool aside = name.rfind(".gone-", 0) == 0;
+        if (age < p.o.grace_s && !aside) {
             p.pending_upper = true;
             continue;
         }
-        if (mountinfo && mountinfo->find("upperdir=" + path + "/") != std::string::npos) continue;
+        if (!aside && mountinfo && mountinfo->find("upperdir=" + path + "/") != std::string::npos) continue;
         if (auto r = p.act("orphan_upper", name, path, {{"age_s", age}}, [&] { return fs::remove_tree(path); }); !r)
             return r;
     }

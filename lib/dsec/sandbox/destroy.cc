@@ -1,8 +1,10 @@
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 
 #include "dsec/ns/idrange.h"
@@ -13,17 +15,51 @@
 
 namespace dsec::sandbox {
 
+Status Remains::finish() {
+    mnt.reset();
+    net.reset();
+    Status result;
+    for (auto& tree : trees)
+        if (auto r = fs::remove_tree(tree); !r && result) result = r;
+    trees.clear();
+    return result;
+}
+
 namespace {
 // Killing pid 1 of a pid namespace kills everything in it; the pidfd tells when it is gone.
-void kill_init(const State& state) {
-    if (!init_alive(state)) return;
+// Its mount and network namespaces are held from before the kill, so that its exit tears
+// down neither: both wait on RCU grace periods, and with thousands of sandboxes alive the
+// network namespace's cleanup walks every other one (docs/bench/oneshot-profile.md), all
+// of which destroy would otherwise wait for. (Had the pid been reused between the check
+// and the opens, what is held is another process's namespaces, for as long as the
+// caller keeps them: nothing is done with them.)
+Remains kill_init(const State& state) {
+    Remains held;
+    if (!init_alive(state)) return held;
     int pid = state.pid;
     Fd pidfd(int(::syscall(SYS_pidfd_open, pid, 0)));
-    if (!pidfd || !init_alive(state)) return;  // re-check: the pid may have been reused meanwhile
+    if (!pidfd || !init_alive(state)) return held;  // re-check: the pid may have been reused meanwhile
+    std::string ns = "/proc/" + std::to_string(pid) + "/ns/";
+    held.mnt = Fd(::open((ns + "mnt").c_str(), O_RDONLY | O_CLOEXEC));
+    held.net = Fd(::open((ns + "net").c_str(), O_RDONLY | O_CLOEXEC));
     ::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0);
     struct pollfd p = {pidfd.get(), POLLIN, 0};
     while (::poll(&p, 1, 5000) < 0 && errno == EINTR) {
     }
+    return held;
+}
+
+// `tree` renamed to a name of its own beside it; "" when there is none or when it could
+// not be renamed and was removed here instead.
+Result<std::string> set_aside(const std::string& tree) {
+    static std::atomic<unsigned> count{0};
+    auto slash = tree.rfind('/');
+    std::string aside = tree.substr(0, slash + 1) + ".gone-" + tree.substr(slash + 1) + "-" + std::to_string(::getpid()) +
+                        "-" + std::to_string(count++);
+    if (::rename(tree.c_str(), aside.c_str()) == 0) return aside;
+    if (errno == ENOENT) return std::string();
+    if (auto r = fs::remove_tree(tree); !r) return fail(r.error());
+    return std::string();
 }
 
 bool anything_left(const Paths& paths, const std::string& id, const cgroup::Cgroup& cg) {
@@ -34,7 +70,8 @@ bool anything_left(const Paths& paths, const std::string& id, const cgroup::Cgro
 }
 }  // namespace
 
-Result<json> destroy(const Paths& paths, const std::string& id, Missing missing, const std::string& keep_log_dir) {
+Result<json> destroy(const Paths& paths, const std::string& id, Missing missing, const std::string& keep_log_dir,
+                     Remains* remains) {
     if (auto r = check_id(id); !r) return fail(r.error());
     // Under the sandbox's lock, so that the state read once here is the one torn down.
     fs::Lock held;
@@ -61,7 +98,7 @@ Result<json> destroy(const Paths& paths, const std::string& id, Missing missing,
         st.lifecycle = Lifecycle::destroying;
         (void)save(paths, st);
     }
-    kill_init(st);
+    Remains remaining = kill_init(st);
     if (auto r = cg.remove(); !r) return fail(r.error());
     // Nothing runs any more, so nothing more is logged; a failure stops here, with the
     // state "destroying" for the next destroy to finish.
@@ -73,14 +110,26 @@ Result<json> destroy(const Paths& paths, const std::string& id, Missing missing,
     const json& sec = st.extra.contains("security") ? st.extra["security"] : json();
     if (sec.is_object() && sec.contains("slot"))
         if (auto r = ns::release_ids(paths.run, sec.value("slot", 0u), id); !r) return fail(r.error());
-    // The overlay's mount went with the mount namespace; what is left is plain files.
-    if (auto r = fs::remove_tree(paths.data_dir(id)); !r) return fail(r.error());
+    // The upper and work (and those of a rootfs mounted under its own id): plain files,
+    // whose overlay is only in the held mount namespace.
+    std::vector<std::string> trees{paths.data_dir(id)};
     std::string rootfs_id = st.rootfs_id();
-    if (!rootfs_id.empty() && rootfs_id != id && check_id(rootfs_id))
-        if (auto r = fs::remove_tree(paths.data_dir(rootfs_id)); !r) return fail(r.error());
+    if (!rootfs_id.empty() && rootfs_id != id && check_id(rootfs_id)) trees.push_back(paths.data_dir(rootfs_id));
+    for (auto& tree : trees) {
+        if (!remains) {
+            remaining.trees.push_back(tree);
+            continue;
+        }
+        auto aside = set_aside(tree);
+        if (!aside) return fail(aside.error());
+        if (!aside->empty()) remaining.trees.push_back(*aside);
+    }
+    if (!remains)
+        if (auto r = remaining.finish(); !r) return fail(r.error());
     if (auto r = fs::remove_tree(paths.state_dir(id)); !r) return fail(r.error());
     // The last sandbox out of the run directory's shared memory group removes it.
     if (cg.memcg() == cgroup::Memcg::shared) (void)remove_shared_memory_if_unused(paths);
+    if (remains) *remains = std::move(remaining);
     return json{{"type", "sandbox"}, {"v", 1}, {"id", id}, {"state", "destroyed"}};
 }
 

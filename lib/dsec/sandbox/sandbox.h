@@ -65,13 +65,30 @@ Result<json> create(const Paths& paths, const mount::Rootfs& rootfs, const Creat
 /// How destroy() treats an id it does not know.
 enum class Missing { error, ok };
 
+/// What is left of a destroyed sandbox once nothing of it runs: its mount namespace (the
+/// overlay's unmount waits on RCU grace periods), its network namespace (whose cleanup
+/// walks every other one on the host) and its upper and work directories, to remove once
+/// the overlay has gone.
+struct Remains {
+    Fd mnt, net;
+    std::vector<std::string> trees;
+    explicit operator bool() const { return bool(mnt) || bool(net) || !trees.empty(); }
+    /// Lets the namespaces go, then removes the trees. Errors: the first removal's.
+    Status finish();
+};
+
 /// Kills everything in the sandbox, removes its cgroups, upper/work and state. Copes with
 /// half-made sandboxes (no init, partial cgroups, missing upper, partial state).
 /// Returns the record {"type":"sandbox","id","state":"destroyed"|"absent"}.
 /// Errors: not_found (unknown id, Missing::error), busy (processes that do not die).
 /// With `keep_log_dir`, the command log is copied to <dir>/<id>.log.jsonl once nothing
 /// runs in the sandbox any more, before anything is removed (log.h).
-Result<json> destroy(const Paths& paths, const std::string& id, Missing missing, const std::string& keep_log_dir = "");
+/// With `remains`, what is left (see Remains) is handed over there instead of being let
+/// go before destroy returns, the trees renamed aside within their directory, so that the
+/// id is free at once: a caller about to exit leaves them to a child of its own. What a
+/// crash leaves of them, dsec-reclaim gc removes.
+Result<json> destroy(const Paths& paths, const std::string& id, Missing missing, const std::string& keep_log_dir = "",
+                     Remains* remains = nullptr);
 
 /// Finds dsec-init beside the running executable or in ../libexec/dsec.
 /// Errors: not_found naming where it looked.
