@@ -1,11 +1,14 @@
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <string>
 
+#include "dsec/ns/confine.h"
 #include "dsec/sys/fs.h"
 #include "dsec/sys/process.h"
 
@@ -93,4 +96,26 @@ TEST_CASE("status_field finds a named line, first or last, and only a whole name
     auto self = dsec::fs::read_file("/proc/self/status");
     REQUIRE(self);
     CHECK(proc::status_field(*self, "Pid") == std::to_string(::getpid()));
+}
+
+TEST_CASE("dsec_fd_path names what a descriptor has open, and keeps errno") {
+    char dir[] = "/tmp/dsec-fdpath.XXXXXX";
+    REQUIRE(::mkdtemp(dir));
+    std::string file = std::string(dir) + "/cgroup.procs";
+    int fd = ::open(file.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+    REQUIRE(fd >= 0);
+    char buf[192];
+    errno = EPERM;
+    CHECK(std::string(dsec_fd_path(fd, buf, sizeof buf)) == file);
+    CHECK(errno == EPERM);
+    // Too small: cut short, still terminated.
+    char small[8];
+    CHECK(std::string(dsec_fd_path(fd, small, sizeof small)) == file.substr(0, 7));
+    ::close(fd);
+    // Not open: empty, errno as it was.
+    errno = EPERM;
+    CHECK(std::string(dsec_fd_path(fd, buf, sizeof buf)).empty());
+    CHECK(errno == EPERM);
+    ::unlink(file.c_str());
+    ::rmdir(dir);
 }

@@ -163,3 +163,22 @@ int dsec_send_report(int fd, int err, int value, const char *op, const char *pat
     errno = saved;
     return n == (ssize_t)sizeof r ? 0 : -1;
 }
+
+const char *dsec_fd_path(int fd, char *buf, size_t size) {
+    int saved = errno;
+    /* "/proc/self/fd/" and the number, written backwards from its last digit. */
+    char link[32] = "/proc/self/fd/";
+    char digits[12];
+    size_t n = 0, at = strlen(link);
+    unsigned v = fd < 0 ? 0 : (unsigned)fd;
+    do {
+        digits[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v && n < sizeof digits);
+    while (n) link[at++] = digits[--n];
+    link[at] = 0;
+    ssize_t len = size ? readlink(link, buf, size - 1) : -1;
+    if (size) buf[len > 0 ? len : 0] = 0;
+    errno = saved;
+    return buf;
+}

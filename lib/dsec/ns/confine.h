@@ -71,6 +71,11 @@ struct dsec_report {
  * Returns 0, or -1 when the write failed (the reader gone: EPIPE). */
 int dsec_send_report(int fd, int err, int value, const char *op, const char *path);
 
+/* The path of what descriptor `fd` has open, as /proc/self/fd says it, into `buf` (""
+ * when it cannot be read). For a failure's report. Async-signal-safe; keeps errno.
+ * Returns buf. */
+const char *dsec_fd_path(int fd, char *buf, size_t size);
+
 /* How a command's child reports a failure before its execve, on the pipe that closes at
  * the execve: the step (DSEC_STAGE_*) and its errno. */
 struct dsec_exec_failure {

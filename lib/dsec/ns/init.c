@@ -705,7 +705,8 @@ static void receive_late(void) {
     }
     close(kChannelFd);
     for (int i = 0; i < n; i++) {
-        if (write(fds[i], "0", 1) < 0) die("join cgroup", "");
+        char file[192];
+        if (write(fds[i], "0", 1) < 0) die("join cgroup", dsec_fd_path(fds[i], file, sizeof file));
         close(fds[i]);
     }
     if (unshare(CLONE_NEWCGROUP) < 0) die("unshare", "cgroup namespace");

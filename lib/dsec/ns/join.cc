@@ -68,8 +68,8 @@ struct HelperArgs {
         if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler != SIG_IGN) ::signal(sig, SIG_DFL);
     }
     ::sigprocmask(SIG_SETMASK, &a.mask, nullptr);
-    auto send_fail = [&](const char* op) {
-        dsec_send_report(report_fd, errno ? errno : EIO, 0, op, "");
+    auto send_fail = [&](const char* op, const char* path = "") {
+        dsec_send_report(report_fd, errno ? errno : EIO, 0, op, path);
         ::_exit(1);
     };
     // Nothing of dsec-run's goes in: only what the body needs (and what we need to get there).
@@ -85,7 +85,7 @@ struct HelperArgs {
     auto join = [&](const char* file) {
         int fd = ::open(file, O_WRONLY | O_CLOEXEC);
         if (fd < 0 && errno == ENOENT) return;  // a hierarchy without this sandbox
-        if (fd < 0 || ::write(fd, "0", 1) < 0) send_fail("join cgroup");
+        if (fd < 0 || ::write(fd, "0", 1) < 0) send_fail("join cgroup", file);
         ::close(fd);
     };
     for (auto& f : spec.cgroup_join) join(f.c_str());

@@ -96,8 +96,10 @@ void await_ids(const Child& c) {
     // In particular the host's end of our socket and those of other sandboxes being made
     // by other threads at the same time, so that each child sees EOF if its parent dies.
     dsec_close_all_but(c.keep, c.keep_count);
-    for (int fd : spec.join_fds)
-        if (::write(fd, "0", 1) < 0) child_fail(c, "join cgroup");
+    for (int fd : spec.join_fds) {
+        char file[192];
+        if (::write(fd, "0", 1) < 0) child_fail(c, "join cgroup", dsec_fd_path(fd, file, sizeof file));
+    }
     // Held here until the host has mapped our ids; the init receives its mounts.
     await_ids(c);
     // Still host root for these: the directories above are closed to root of the sandbox.
