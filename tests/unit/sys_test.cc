@@ -1,6 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -8,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dsec/sys/error.h"
+#include "dsec/sys/fdpass.h"
 #include "dsec/sys/fs.h"
 #include "dsec/sys/sha256.h"
 #include "dsec/cli/table.h"
@@ -114,4 +119,44 @@ TEST_CASE("ls tables: aligned columns, human sizes and ages") {
     CHECK(cli::human_age(42) == "42s");
     CHECK(cli::human_age(600) == "10m");
     CHECK(cli::human_age(3 * 86400) == "3d");
+}
+
+TEST_CASE("send_fds and recv_fd pass the first descriptor with the data and close the rest") {
+    int sv[2], p[2], q[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+    REQUIRE(::pipe2(p, O_CLOEXEC) == 0);
+    REQUIRE(::pipe2(q, O_CLOEXEC) == 0);
+    char hello[] = "hi", tail[] = "!";
+    struct iovec iov[2] = {{hello, 2}, {tail, 1}};
+    int fds[2] = {p[0], q[1]};
+    REQUIRE(dsec::send_fds(sv[0], iov, 2, fds, 2) == 3);
+    // Our copies go: the received first one must stand on its own, and the second, closed
+    // by recv_fd, must leave q's read end with no writer.
+    ::close(p[0]);
+    ::close(q[1]);
+    char buf[8] = {};
+    dsec::Fd got;
+    CHECK(dsec::recv_fd(sv[1], buf, sizeof buf, got) == 3);
+    CHECK(std::string(buf, 3) == "hi!");
+    REQUIRE(got);
+    CHECK((::fcntl(got.get(), F_GETFD) & FD_CLOEXEC) != 0);
+    REQUIRE(::write(p[1], "x", 1) == 1);
+    char c = 0;
+    CHECK(::read(got.get(), &c, 1) == 1);
+    CHECK(c == 'x');
+    CHECK(::read(q[0], &c, 1) == 0);  // EOF: no writer left anywhere
+    // Without descriptors: data only, and the receiver gets none.
+    REQUIRE(dsec::send_fds(sv[0], iov, 1, nullptr, 0) == 2);
+    dsec::Fd none;
+    CHECK(dsec::recv_fd(sv[1], buf, sizeof buf, none) == 2);
+    CHECK(!none);
+    // More than a message carries: refused before sending.
+    CHECK(dsec::send_fds(sv[0], iov, 1, fds, dsec::kMaxFdsPerMessage + 1) == -1);
+    CHECK(errno == EINVAL);
+    // EOF once the peer has gone.
+    ::close(sv[0]);
+    CHECK(dsec::recv_fd(sv[1], buf, sizeof buf, none) == 0);
+    ::close(sv[1]);
+    ::close(p[1]);
+    ::close(q[0]);
 }

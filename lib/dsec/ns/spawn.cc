@@ -26,6 +26,7 @@
 #include "dsec/ns/idrange.h"
 #include "dsec/ns/init.h"
 #include "dsec/ns/root_template.h"
+#include "dsec/sys/fdpass.h"
 #include "dsec/sys/fs.h"
 
 namespace dsec::ns {
@@ -35,8 +36,9 @@ namespace {
 // it gives the init's descriptors (at most kInitFirstLowerFd + kMaxLowers).
 constexpr int kHighFd = 512;
 static_assert(kInitFirstLowerFd + int(mount::kMaxLowers) < kHighFd);
-// SCM_RIGHTS carries at most 253 descriptors per message.
+// Descriptors per message, within what SCM_RIGHTS carries.
 constexpr size_t kFdsPerMessage = 250;
+static_assert(kFdsPerMessage <= kMaxFdsPerMessage);
 
 // The program's argument strings (remember_command_line): one block, NUL-separated.
 char* g_args = nullptr;
@@ -206,22 +208,8 @@ Status map_ids(const InitSpec& spec, int pid, int sock) {
 
 // Sends one message: `data`, with `fds` attached (at most kFdsPerMessage).
 Status send_with_fds(int sock, std::string_view data, const int* fds, size_t k, const char* what) {
-    alignas(struct cmsghdr) char control[CMSG_SPACE(kFdsPerMessage * sizeof(int))] = {};
     struct iovec iov = {const_cast<char*>(data.data()), data.size()};
-    struct msghdr msg = {};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    if (k > 0) {
-        msg.msg_control = control;
-        msg.msg_controllen = CMSG_SPACE(k * sizeof(int));
-        struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(k * sizeof(int));
-        std::memcpy(CMSG_DATA(cm), fds, k * sizeof(int));
-    }
-    while (::sendmsg(sock, &msg, MSG_NOSIGNAL) < 0)
-        if (errno != EINTR) return fail(sys_error("sendmsg", what));
+    if (send_fds(sock, &iov, 1, fds, k) < 0) return fail(sys_error("sendmsg", what));
     return {};
 }
 

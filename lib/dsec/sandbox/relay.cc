@@ -26,6 +26,7 @@
 #include "dsec/sandbox/limits.h"
 #include "dsec/sandbox/log.h"
 #include "dsec/sys/sha256.h"
+#include "dsec/sys/fdpass.h"
 #include "dsec/sys/fs.h"
 
 namespace dsec::sandbox {
@@ -313,24 +314,11 @@ Result<Io> Io::make(const ExecOptions& o) {
 Status Io::receive_master() {
     pty_sock_child.reset();
     char byte;
-    struct iovec iov = {&byte, 1};
-    alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-    struct msghdr msg = {};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
     // Until the child sends it, or closes its end by exec'ing or dying without (EOF).
-    ssize_t n;
-    while ((n = ::recvmsg(pty_sock.get(), &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
-    }
-    if (n != 1) return fail(make_error(Code::io, "no terminal from inside the sandbox"));
-    struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
-    if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+    Fd fd;
+    if (recv_fd(pty_sock.get(), &byte, 1, fd) != 1 || !fd)
         return fail(make_error(Code::io, "no terminal from inside the sandbox"));
-    int fd;
-    std::memcpy(&fd, CMSG_DATA(cm), sizeof fd);
-    master.reset(fd);
+    master = std::move(fd);
     pty_sock.reset();
     if (::fcntl(master.get(), F_SETFL, O_NONBLOCK) < 0) return fail(sys_error("fcntl", "O_NONBLOCK"));
     return {};
@@ -352,18 +340,7 @@ int open_pty_inside(int sock, uid_t uid, const struct winsize& size, int* master
     if (size.ws_row && size.ws_col) ::ioctl(m, TIOCSWINSZ, &size);
     char byte = 0;
     struct iovec iov = {&byte, 1};
-    alignas(struct cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    struct msghdr msg = {};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(cm), &m, sizeof m);
-    ssize_t sent = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
+    ssize_t sent = send_fds(sock, &iov, 1, &m, 1);
     int e = errno;
     if (master_kept) *master_kept = ::fcntl(m, F_DUPFD_CLOEXEC, 10);
     ::close(m);

@@ -15,6 +15,7 @@
 #include <algorithm>
 
 #include "dsec/ns/confine.h"
+#include "dsec/sys/fdpass.h"
 #include "dsec/sys/fs.h"
 #include "dsec/sys/process.h"
 
@@ -101,46 +102,14 @@ Result<std::optional<Fd>> send_served(const std::string& dir, const std::string&
     if (!s || ::connect(s.get(), reinterpret_cast<const sockaddr*>(&a->sun), a->len) < 0) return std::nullopt;
 
     struct iovec iov[2] = {{&req, sizeof req}, {strings.data(), strings.size()}};
-    union {
-        char buf[CMSG_SPACE(sizeof fds)];
-        struct cmsghdr align;
-    } control = {};
-    struct msghdr msg = {};
-    msg.msg_iov = iov;
-    msg.msg_iovlen = 2;
-    msg.msg_control = control.buf;
-    msg.msg_controllen = sizeof control.buf;
-    struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof fds);
-    std::memcpy(CMSG_DATA(cm), fds, sizeof fds);
-    if (::sendmsg(s.get(), &msg, MSG_NOSIGNAL) < 0) return std::nullopt;
+    if (send_fds(s.get(), iov, 2, fds, std::size(fds)) < 0) return std::nullopt;
     return std::optional<Fd>(std::move(s));
 }
 
 Result<std::optional<ns::Joined>> await_served(Fd s, const std::string& dir, const std::string& name) {
     dsec_exec_started started = {};
-    struct iovec back = {&started, sizeof started};
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } got = {};
-    struct msghdr reply = {};
-    reply.msg_iov = &back;
-    reply.msg_iovlen = 1;
-    reply.msg_control = got.buf;
-    reply.msg_controllen = sizeof got.buf;
-    ssize_t n;
-    while ((n = ::recvmsg(s.get(), &reply, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
-    }
     Fd pidfd;
-    for (struct cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&reply) : nullptr; c; c = CMSG_NXTHDR(&reply, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len >= CMSG_LEN(sizeof(int))) {
-            int fd;
-            std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
-            pidfd.reset(fd);
-        }
+    ssize_t n = recv_fd(s.get(), &started, sizeof started, pidfd);
     // Refused: closed unread (n 0, or ECONNRESET), or answered with the reason no
     // command was made.
     if (n == 0 || (n < 0 && errno == ECONNRESET) || (n == ssize_t(sizeof started) && started.err != 0))
