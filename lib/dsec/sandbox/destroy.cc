@@ -1,6 +1,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -26,22 +27,30 @@ Status Remains::finish() {
 }
 
 namespace {
+// The namespace of `kind` ("mnt", "net") of the process `pidfd` is for: from the pidfd
+// itself where the kernel can (6.11+, PIDFD_GET_*_NAMESPACE, `request`), else by its pid
+// under /proc. (Had the pid been reused since the caller's check, that is another
+// process's namespace, held for as long as the caller keeps it: nothing is done with it.)
+Fd namespace_of(int pidfd, int pid, unsigned long request, const char* kind) {
+    int fd = ::ioctl(pidfd, request, 0);
+    if (fd >= 0) return Fd(fd);
+    return Fd(::open(("/proc/" + std::to_string(pid) + "/ns/" + kind).c_str(), O_RDONLY | O_CLOEXEC));
+}
+
 // Killing pid 1 of a pid namespace kills everything in it; the pidfd tells when it is gone.
 // Its mount and network namespaces are held from before the kill, so that its exit tears
 // down neither: both wait on RCU grace periods, and with thousands of sandboxes alive the
 // network namespace's cleanup walks every other one (docs/bench/oneshot-profile.md), all
-// of which destroy would otherwise wait for. (Had the pid been reused between the check
-// and the opens, what is held is another process's namespaces, for as long as the
-// caller keeps them: nothing is done with them.)
+// of which destroy would otherwise wait for.
 Remains kill_init(const State& state) {
+    constexpr unsigned long kGetMnt = _IO(0xFF, 3), kGetNet = _IO(0xFF, 4);  // linux/pidfd.h
     Remains held;
     if (!init_alive(state)) return held;
     int pid = state.pid;
     Fd pidfd(int(::syscall(SYS_pidfd_open, pid, 0)));
     if (!pidfd || !init_alive(state)) return held;  // re-check: the pid may have been reused meanwhile
-    std::string ns = "/proc/" + std::to_string(pid) + "/ns/";
-    held.mnt = Fd(::open((ns + "mnt").c_str(), O_RDONLY | O_CLOEXEC));
-    held.net = Fd(::open((ns + "net").c_str(), O_RDONLY | O_CLOEXEC));
+    held.mnt = namespace_of(pidfd.get(), pid, kGetMnt, "mnt");
+    held.net = namespace_of(pidfd.get(), pid, kGetNet, "net");
     ::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0);
     struct pollfd p = {pidfd.get(), POLLIN, 0};
     while (::poll(&p, 1, 5000) < 0 && errno == EINTR) {
