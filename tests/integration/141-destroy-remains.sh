@@ -3,7 +3,7 @@
 # name are gone; what is left (its mount and network namespaces, its upper set aside) a
 # dsec-teardown child lets go after it: its id is free at once, nothing of it is held once
 # the child is done, the exit status still says an upstream failure, a batch leaves nothing
-# aside, and gc removes what a crash left aside.
+# aside, and gc removes what a crash left aside, a minute (or the grace) after the rename.
 . "$(dirname "$0")/lib.sh"
 
 make_busybox_tree "$T/tree"
@@ -59,16 +59,25 @@ rc=0
 jq -se 'map(select(.id == "one"))[0].state == "destroyed"' "$T/out" > /dev/null || fail "the sandbox was not destroyed: $(cat "$T/out")"
 
 # A batch lets each go in place: nothing aside at its return.
+settle_teardowns || fail "the teardown did not end"
 dsec-run create --layers base --id b1 > /dev/null
 dsec-run create --layers base --id b2 > /dev/null
 dsec-run destroy b1 b2 | jq -se 'map(.state) == ["destroyed", "destroyed"]' > /dev/null || fail "batch destroy"
 [ -z "$(ls -A "$DSEC_ROOT/sandboxes")" ] || fail "a batch left: $(ls -A "$DSEC_ROOT/sandboxes")"
 
-# What a killed teardown leaves aside, gc removes at once (no grace period).
-settle_teardowns || fail "teardowns did not end"
+# What a killed teardown leaves aside, gc removes a minute after it was set aside (its
+# ctime), not the whole grace period; with a grace under a minute, after that.
+# An old mtime (what the upper had before its rename) does not count; the rename's ctime
+# does.
 mkdir -p "$DSEC_ROOT/sandboxes/.gone-x-1-0/upper/d" "$DSEC_ROOT/sandboxes/fresh/upper"
+touch -d '1 hour ago' "$DSEC_ROOT/sandboxes/.gone-x-1-0"
 dsec-reclaim gc > "$T/gc" || fail "gc: $(cat "$T/gc")"
-[ ! -e "$DSEC_ROOT/sandboxes/.gone-x-1-0" ] || fail "gc left an upper set aside"
-[ -e "$DSEC_ROOT/sandboxes/fresh" ] || fail "gc removed a young upper within the grace period"
-rm -rf "$DSEC_ROOT/sandboxes/fresh"
+[ -e "$DSEC_ROOT/sandboxes/.gone-x-1-0" ] || fail "gc removed an upper set aside a moment ago"
+[ -e "$DSEC_ROOT/sandboxes/fresh" ] || fail "gc removed an upper within the grace period"
+dsec-reclaim gc --grace 1s > /dev/null
+[ -e "$DSEC_ROOT/sandboxes/.gone-x-1-0" ] || fail "gc removed an upper set aside within a 1 s grace"
+sleep 1.2
+dsec-reclaim gc --grace 1s > "$T/gc" || fail "gc: $(cat "$T/gc")"
+[ ! -e "$DSEC_ROOT/sandboxes/.gone-x-1-0" ] || fail "gc left an upper set aside past the grace"
+[ ! -e "$DSEC_ROOT/sandboxes/fresh" ] || fail "gc left an orphan upper past the grace"
 echo "ok: destroy left its namespaces and upper to its teardown, which let them go"

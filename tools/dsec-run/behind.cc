@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <utility>
 #include <iostream>
 
 #include "dsec/ns/confine.h"
@@ -19,9 +20,17 @@ namespace dsec::run_tool {
 void leave_caller(int null, int wait_fd, std::span<const int> keep) {
     ::setsid();
     for (int fd = 0; fd < 3; fd++) ::dup2(null, fd);
-    std::vector<int> kept(keep.begin(), keep.end());
-    kept.push_back(wait_fd);
-    dsec_close_all_but(kept.data(), kept.size());
+    // Our stdio (now /dev/null), `keep` and `wait_fd`, in ascending order as
+    // dsec_close_all_but needs, built without allocating: this may run in the parent's
+    // memory while the parent still runs.
+    int kept[3 + kMaxKept + 1];
+    size_t n = 0;
+    for (int fd = 0; fd < 3; fd++) kept[n++] = fd;
+    for (size_t i = 0; i < keep.size() && i < kMaxKept; i++) kept[n++] = keep[i];
+    kept[n++] = wait_fd;
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && kept[j - 1] > kept[j]; j--) std::swap(kept[j - 1], kept[j]);
+    dsec_close_all_but(kept, n);
     char c;
     while (::read(wait_fd, &c, 1) < 0 && errno == EINTR) {
     }

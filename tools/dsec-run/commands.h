@@ -73,6 +73,8 @@ Result<PoolSetup> pool_setup(const Context& ctx, const CreateArgs& args, bool me
 /// output to its end does not wait for it); returns once `wait_fd` reads EOF (the
 /// parent's end closed: it has gone, or handed over what it had to), with `wait_fd`
 /// closed.
+/// At most kMaxKept descriptors in `keep` (any beyond are closed).
+inline constexpr size_t kMaxKept = 8;
 void leave_caller(int null, int wait_fd, std::span<const int> keep = {});
 
 /// Exits with `code` (as cli::main would end it: cli::exit_code) at once and leaves

@@ -264,8 +264,17 @@ Status egress(Pass& p) {
 
 // Step 4: upper directories no sandbox owns, once past the grace period and not under an
 // overlay mounted here (`dsec-mount --at` makes uppers without a sandbox). Those a
-// destroy set aside (.gone-*, sandbox/sandbox.h) go at once: no create is on its way to
-// them, and their overlay, if any, is in a namespace of its own.
+// destroy set aside (.gone-*, sandbox/sandbox.h) wait at most kAsideGraceS since they
+// were renamed (ctime), for the teardown child that removes them: no create is on its
+// way to them, and their overlay, if any, is in a namespace of its own.
+constexpr int64_t kAsideGraceS = 60;
+
+int64_t renamed_age_s(const std::string& path, int64_t now) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) < 0) return -1;
+    return now - int64_t(st.st_ctim.tv_sec);
+}
+
 Status uppers(Pass& p) {
     std::string dir = p.paths.root + "/sandboxes";
     auto names = fs::list_dir(dir);
@@ -274,9 +283,9 @@ Status uppers(Pass& p) {
     for (auto& name : *names) {
         if (p.ids.count(name) || p.rootfs.count(name)) continue;
         std::string path = dir + "/" + name;
-        int64_t age = age_s(path, p.now);
         bool aside = name.rfind(".gone-", 0) == 0;
-        if (age < p.o.grace_s && !aside) {
+        int64_t age = aside ? renamed_age_s(path, p.now) : age_s(path, p.now);
+        if (age < (aside ? std::min(p.o.grace_s, kAsideGraceS) : p.o.grace_s)) {
             p.pending_upper = true;
             continue;
         }

@@ -113,7 +113,8 @@ Result<json> destroy(const Paths& paths, const std::string& id, Missing missing,
     // state "destroying" for the next destroy to finish.
     if (!keep_log_dir.empty())
         if (auto r = keep_log(paths, id, keep_log_dir); !r) return fail(std::move(r.error()).context("keeping the command log"));
-    // The veth went with the network namespace; its egress slot and pins stay.
+    // Its veth (removed from the host's end: the network namespace is held), egress slot
+    // and pins.
     if (auto r = stop_egress(paths, id, st.extra); !r) return fail(r.error());
     // Its host id range goes back to the pool once nothing of it runs.
     const json& sec = st.extra.contains("security") ? st.extra["security"] : json();
