@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <utility>
 #include <iostream>
+#include <utility>
 
 #include "dsec/ns/confine.h"
 #include "dsec/ns/helper_stack.h"

@@ -68,18 +68,19 @@ struct PoolSetup {
 /// Errors: usage (no --layers, an --id), the options' own, a layer not in the store, a
 /// policy or seccomp file that cannot be read.
 Result<PoolSetup> pool_setup(const Context& ctx, const CreateArgs& args, bool memory_upper);
-/// In a child that works on after we have exited: a session of its own, `null` as its
-/// stdio and no other descriptor of the caller's but `keep` (a caller that reads our
-/// output to its end does not wait for it); returns once `wait_fd` reads EOF (the
-/// parent's end closed: it has gone, or handed over what it had to), with `wait_fd`
-/// closed.
-/// At most kMaxKept descriptors in `keep` (any beyond are closed).
+/// The most descriptors leave_caller keeps besides stdio and the one it waits on.
 inline constexpr size_t kMaxKept = 8;
+
+/// In a child that works on after we have exited: a session of its own, `null` as its
+/// stdio and no other descriptor of the caller's but `keep` (at most kMaxKept, any beyond
+/// closed; a caller that reads our output to its end does not wait for it); returns once
+/// `wait_fd` reads EOF (the parent's end closed: it has gone, or handed over what it had
+/// to), with `wait_fd` closed. Allocates nothing.
 void leave_caller(int null, int wait_fd, std::span<const int> keep = {});
 
 /// Exits with `code` (as cli::main would end it: cli::exit_code) at once and leaves
-/// `work` to a child of ours (dsec-teardown) that
-/// starts once we have gone, holding only `keep` of our descriptors (leave_caller).
+/// `work` to a child of ours (dsec-teardown) that starts once we have gone, holding only
+/// `keep` of our descriptors (leave_caller).
 /// Returns only if no child could be made, or on an interrupt: the caller then does the
 /// work itself.
 void exit_leaving(int code, const std::function<void()>& work, std::span<const int> keep = {});

@@ -269,12 +269,6 @@ Status egress(Pass& p) {
 // way to them, and their overlay, if any, is in a namespace of its own.
 constexpr int64_t kAsideGraceS = 60;
 
-int64_t renamed_age_s(const std::string& path, int64_t now) {
-    struct stat st;
-    if (::lstat(path.c_str(), &st) < 0) return -1;
-    return now - int64_t(st.st_ctim.tv_sec);
-}
-
 Status uppers(Pass& p) {
     std::string dir = p.paths.root + "/sandboxes";
     auto names = fs::list_dir(dir);
@@ -284,7 +278,7 @@ Status uppers(Pass& p) {
         if (p.ids.count(name) || p.rootfs.count(name)) continue;
         std::string path = dir + "/" + name;
         bool aside = name.rfind(".gone-", 0) == 0;
-        int64_t age = aside ? renamed_age_s(path, p.now) : age_s(path, p.now);
+        int64_t age = age_s(path, p.now, aside ? Since::changed : Since::modified);
         if (age < (aside ? std::min(p.o.grace_s, kAsideGraceS) : p.o.grace_s)) {
             p.pending_upper = true;
             continue;

@@ -22,7 +22,12 @@ struct Report {
 /// {"type":"event","v":1,"event":what,"id":id} ("id" only when not empty).
 json event(const std::string& what, const std::string& id = {});
 
-/// Seconds since `path` was last modified at `now` (Unix seconds); -1 when it is gone.
-int64_t age_s(const std::string& path, int64_t now);
+/// Which of a file's times an age counts from: its content's last change (mtime), or
+/// its inode's (ctime: a rename, a chmod).
+enum class Since { modified, changed };
+
+/// Seconds since `path` was last modified (or changed) at `now` (Unix seconds); -1 when
+/// it is gone.
+int64_t age_s(const std::string& path, int64_t now, Since since = Since::modified);
 
 }  // namespace dsec::reclaim

@@ -126,13 +126,9 @@ Result<json> destroy(const Paths& paths, const std::string& id, Missing missing,
     std::string rootfs_id = st.rootfs_id();
     if (!rootfs_id.empty() && rootfs_id != id && check_id(rootfs_id)) trees.push_back(paths.data_dir(rootfs_id));
     for (auto& tree : trees) {
-        if (!remains) {
-            remaining.trees.push_back(tree);
-            continue;
-        }
-        auto aside = set_aside(tree);
+        auto aside = remains ? set_aside(tree) : Result<std::string>(tree);
         if (!aside) return fail(aside.error());
-        if (!aside->empty()) remaining.trees.push_back(*aside);
+        if (!aside->empty()) remaining.trees.push_back(std::move(*aside));
     }
     if (!remains)
         if (auto r = remaining.finish(); !r) return fail(r.error());

@@ -13,13 +13,14 @@ ssize_t send_fds(int sock, const struct iovec* iov, size_t iovlen, const int* fd
         errno = EINVAL;
         return -1;
     }
-    alignas(struct cmsghdr) char control[CMSG_SPACE(kMaxFdsPerMessage * sizeof(int))] = {};
+    alignas(struct cmsghdr) char control[CMSG_SPACE(kMaxFdsPerMessage * sizeof(int))];
     struct msghdr msg = {};
     msg.msg_iov = const_cast<struct iovec*>(iov);
     msg.msg_iovlen = iovlen;
     if (k > 0) {
         msg.msg_control = control;
         msg.msg_controllen = CMSG_SPACE(k * sizeof(int));
+        std::memset(control, 0, msg.msg_controllen);
         struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
         cm->cmsg_level = SOL_SOCKET;
         cm->cmsg_type = SCM_RIGHTS;
