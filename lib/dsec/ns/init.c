@@ -154,6 +154,16 @@ static void make_dev(void) {
     bind_scratch("shm", "dev/shm", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 }
 
+/* The start of a small file (a map or a status under proc) into `buf`, terminated;
+ * its length, or -1 when it cannot be read. */
+static ssize_t read_start(const char *path, char *buf, size_t room) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, buf, room - 1);
+    if (fd >= 0) close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+    return n;
+}
+
 /* ICMP echo sockets (SOCK_DGRAM, IPPROTO_ICMP) for every group of the sandbox (Docker
  * does the same): ping works without raw sockets, which the seccomp profile refuses.
  * Per network namespace: the range is worked out here and written by the namespace's
@@ -167,10 +177,7 @@ static void make_dev(void) {
 static int ping_range(char *range, size_t room) {
     unsigned long low = 0, high = 65535, min_out = ~0UL, max_end = 0;
     char map[512];
-    int fd = open("proc/self/gid_map", O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd < 0 ? -1 : read(fd, map, sizeof map - 1);
-    if (fd >= 0) close(fd);
-    map[n > 0 ? n : 0] = '\0';
+    read_start("proc/self/gid_map", map, sizeof map);
     int lines = 0;
     for (char *p = map; *p; lines++) {
         char *end;
@@ -190,20 +197,48 @@ static void mount_proc(void) {
     mount_or_die("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 }
 
+/* Whether host uid 0 is one of our ids (--userns=host): then root here owns what the
+ * host's root owns, /proc's kernel knobs included. */
+static int host_root_mapped(void) {
+    char map[512];
+    if (read_start("proc/self/uid_map", map, sizeof map) <= 0) return 1; /* unknown: assume the worst */
+    for (char *p = map; *p;) {
+        char *end;
+        strtoul(p, &end, 10);
+        unsigned long out = strtoul(end, &end, 10), count = strtoul(end, &end, 10);
+        if (end == p || count == 0) break;
+        if (out == 0) return 1;
+        p = end + strspn(end, " \n");
+    }
+    return 0;
+}
+
+/* Whether anything in the sandbox could open `path` for reading or writing: we are its
+ * root, with every capability it will ever have. Its ids are not the host's, so a file
+ * only the host's root may open (kpage*, kmsg, slabinfo, timer_list on this kernel: mode
+ * 0400) is already shut; a mask over it would cost a mount a sandbox, and every mount
+ * makes the kernel's mount hash longer for all of them, for nothing. */
+static int openable(const char *path) {
+    return faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) == 0 || faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0;
+}
+
 /* Our proc with the files that reveal or change the host masked (files: /dev/null over
- * them; directories: an empty read-only directory) and the writable kernel knobs
- * read-only. */
+ * them; directories: an empty read-only directory) where anything inside could open
+ * them, and the writable kernel knobs read-only: /proc/sys always (some of its knobs
+ * belong to the sandbox's own namespaces, and stay as they were made), the rest of them
+ * (irq, bus, fs) when the host's root is ours, for otherwise none of their files is open
+ * to us. Entries this kernel does not have are skipped. */
 static void mask_proc(void) {
     static const char *masked_files[] = {"kcore", "kallsyms", "kpagecgroup", "kpageflags", "kpagecount",
                                          "sysrq-trigger", "timer_list", "keys", "key-users",
                                          "latency_stats", "sched_debug", "timer_stats", "config.gz",
                                          "kmsg", "buddyinfo", "pagetypeinfo", "zoneinfo", "vmallocinfo",
                                          "slabinfo", "iomem", "ioports", "mtrr", "softirqs"};
-    static const char *masked_dirs[] = {"acpi", "scsi", "asound", "driver", "fs/nfsd", "tty/driver"};
-    static const char *read_only[] = {"sys", "irq", "bus", "fs", "sysvipc"};
+    static const char *masked_dirs[] = {"acpi", "scsi", "asound", "driver", "tty/driver"};
+    static const char *read_only[] = {"sys", "irq", "bus", "fs"};
     char path[64];
-    /* Entries this kernel does not have are skipped (ENOENT from the mount itself). */
-    for (size_t i = 0; i < sizeof read_only / sizeof *read_only; i++) {
+    size_t knobs = host_root_mapped() ? sizeof read_only / sizeof *read_only : 1;
+    for (size_t i = 0; i < knobs; i++) {
         snprintf(path, sizeof path, "proc/%s", read_only[i]);
         if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0) {
             if (errno == ENOENT) continue;
@@ -216,11 +251,11 @@ static void mask_proc(void) {
     bind_scratch("empty", "empty", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
     for (size_t i = 0; i < sizeof masked_dirs / sizeof *masked_dirs; i++) {
         snprintf(path, sizeof path, "proc/%s", masked_dirs[i]);
-        if (mount("empty", path, NULL, MS_BIND, NULL) < 0 && errno != ENOENT) die("mount", path);
+        if (openable(path) && mount("empty", path, NULL, MS_BIND, NULL) < 0) die("mount", path);
     }
     for (size_t i = 0; i < sizeof masked_files / sizeof *masked_files; i++) {
         snprintf(path, sizeof path, "proc/%s", masked_files[i]);
-        if (mount("/dev/null", path, NULL, MS_BIND, NULL) < 0 && errno != ENOENT) die("mount", path);
+        if (openable(path) && mount("/dev/null", path, NULL, MS_BIND, NULL) < 0) die("mount", path);
     }
 }
 
@@ -515,11 +550,7 @@ static void join_net(void) {
 static unsigned long long ignored_signals = ~0ULL;
 static void note_ignored_signals(void) {
     char status[4096];
-    int fd = open("proc/self/status", O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd < 0 ? -1 : read(fd, status, sizeof status - 1);
-    if (fd >= 0) close(fd);
-    if (n <= 0) return;
-    status[n] = '\0';
+    if (read_start("proc/self/status", status, sizeof status) <= 0) return;
     const char *at = strstr(status, "\nSigIgn:");
     if (at) ignored_signals = strtoull(at + strlen("\nSigIgn:"), NULL, 16);
 }

@@ -386,14 +386,20 @@ static int a_swapon(int argc, char **argv) {
     return 0;
 }
 
-/* Opens PATH for writing without writing anything. */
-static int a_open_write(int argc, char **argv) {
+/* Opens PATH with `flags` and closes it, reporting how the open went. */
+static int open_only(int argc, char **argv, int flags) {
     if (argc < 2) return usage("PATH");
-    int fd = open(argv[1], O_WRONLY | O_CLOEXEC);
+    int fd = open(argv[1], flags | O_CLOEXEC);
     result(fd < 0 ? errno : 0, "%s", argv[1]);
     if (fd >= 0) close(fd);
     return 0;
 }
+
+/* Opens PATH for writing without writing anything. */
+static int a_open_write(int argc, char **argv) { return open_only(argc, argv, O_WRONLY); }
+
+/* Opens PATH (a file or a directory) for reading without reading anything. */
+static int a_open_read(int argc, char **argv) { return open_only(argc, argv, O_RDONLY); }
 
 /* The classic chroot escape (chroot into a subdirectory, climb out with ".."); it must
  * not get above the sandbox's root. "ok" means "/" ended up elsewhere. */
@@ -1136,6 +1142,7 @@ static const struct attack attacks[] = {
     {"pivot_root", a_pivot_root, ""},
     {"swapon", a_swapon, ""},
     {"open_write", a_open_write, "PATH"},
+    {"open_read", a_open_read, "PATH"},
     {"chroot_escape", a_chroot_escape, ""},
     {"beneath_root", a_beneath_root, ""},
     {"unshare_user", a_unshare, "", {0}, {CLONE_NEWUSER}},
