@@ -1,7 +1,7 @@
 #!/bin/bash
 # Red team, mounts and file handles: no forged file handle opens anything (the "shocker"
 # attack, relative to "/", to the init's executable and to the device nodes bound from
-# the host); no filesystem can be mounted (devtmpfs, cgroup v1 and v2, proc, through
+# outside); no filesystem can be mounted (devtmpfs, cgroup v1 and v2, proc, through
 # mount(2) or the new mount API); the read-only and masked parts of /proc stay so; no
 # device node can be made; chroot gets no higher than the sandbox's root. The host's
 # mount table and files are untouched afterwards.
@@ -16,7 +16,7 @@ mounts_before=$(wc -l < /proc/self/mounts)
 # Forged handles: inode 2 (the root of an ext4 filesystem) as FILEID_INO32_GEN.
 expect mnt EPERM name_to_handle_at /
 expect mnt EPERM open_by_handle_at /
-expect mnt EPERM open_by_handle_at /dev/null # a node bound from the host's /dev
+expect mnt EPERM open_by_handle_at /dev/null # a node bound from outside the sandbox
 # The init's executable: opening it is refused (the init is not dumpable), else the handle.
 expect_not mnt ok open_by_handle_at /proc/1/exe
 

@@ -10,7 +10,8 @@
 // what lies outside its root is that tmpfs, the template's /dev nodes and an empty proc.
 //
 // The template's root holds
-//   /dev/{null,zero,full,random,urandom,tty}  binds of the host's nodes (the init binds them on)
+//   /dev    a read-only tmpfs holding null, zero, full, random, urandom and tty, made as the
+//           host's nodes are (the init binds them on)
 //   /proc   a proc of an empty pid namespace: the kernel lets a user namespace mount a new
 //           proc only where one is already fully visible (mount_too_revealing)
 //   /r      an empty directory: the init's start directory (its binds' stage, bind_stage.h)
