@@ -1,7 +1,8 @@
-// dsec-run's value parsing: sizes, CPUs, durations, users, ids, env.
+// dsec-run's value parsing: sizes, CPUs, durations, users, ids, env; what a destroy leaves.
 #include <doctest/doctest.h>
 
 #include "dsec/sandbox/exec.h"
+#include "dsec/sandbox/sandbox.h"
 #include "dsec/sandbox/limits.h"
 #include "dsec/sandbox/user.h"
 
@@ -126,4 +127,37 @@ TEST_CASE("sandbox: where exec looks for a command, as execvp would, in the sand
     CHECK(exec_candidates("", {"PATH=/bin"}).empty());
     // The first PATH= counts, as for getenv.
     CHECK(exec_candidates("y", {"PATH=/a", "PATH=/b"}) == V{"/a/y"});
+}
+
+TEST_CASE("sandbox: remains dropped unfinished are finished; moved, they go with the move") {
+    auto tmp = fs::TempDir::make("/tmp", "dsec-unit-remains.");
+    REQUIRE(tmp);
+    auto tree = [&](const std::string& name) {
+        std::string dir = tmp->path() + "/" + name;
+        REQUIRE(fs::mkdir_p(dir + "/upper/a", 0700));
+        REQUIRE(fs::atomic_write(dir + "/upper/a/f", "x"));
+        return dir;
+    };
+    std::string one = tree("one"), two = tree("two"), three = tree("three");
+    {
+        Remains r;
+        r.trees.push_back(one);
+    }
+    CHECK_FALSE(fs::exists(one));
+    Remains outer;
+    {
+        Remains inner;
+        inner.trees.push_back(two);
+        outer = std::move(inner);
+    }
+    CHECK(fs::exists(two));  // the move took it: the moved-from one held nothing
+    Remains other;
+    other.trees.push_back(three);
+    outer = std::move(other);  // what outer held is finished first
+    CHECK_FALSE(fs::exists(two));
+    CHECK(fs::exists(three));
+    Remains taken(std::move(outer));
+    CHECK_FALSE(outer);
+    CHECK(taken.finish());
+    CHECK_FALSE(fs::exists(three));
 }

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -68,10 +69,23 @@ enum class Missing { error, ok };
 /// What is left of a destroyed sandbox once nothing of it runs: its mount namespace (the
 /// overlay's unmount waits on RCU grace periods), its network namespace (whose cleanup
 /// walks every other one on the host) and its upper and work directories, to remove once
-/// the overlay has gone.
+/// the overlay has gone. What one still holds when it is dropped (an error on the way,
+/// or replaced by another) is finished then, so nothing is left for gc.
 struct Remains {
     Fd mnt, net;
     std::vector<std::string> trees;
+    Remains() = default;
+    Remains(Remains&& other) noexcept
+        : mnt(std::move(other.mnt)), net(std::move(other.net)), trees(std::exchange(other.trees, {})) {}
+    Remains& operator=(Remains&& other) noexcept {
+        if (this == &other) return *this;
+        (void)finish();
+        mnt = std::move(other.mnt);
+        net = std::move(other.net);
+        trees = std::exchange(other.trees, {});
+        return *this;
+    }
+    ~Remains() { (void)finish(); }
     explicit operator bool() const { return bool(mnt) || bool(net) || !trees.empty(); }
     /// Lets the namespaces go, then removes the trees. Errors: the first removal's.
     Status finish();
