@@ -6,7 +6,8 @@
 # host path or template mount in sight, ".." at the root stays there (a chroot escape
 # with the default CAP_SYS_CHROOT gets nowhere), setns lands on the sandbox's root,
 # joins (exec, cp) see the same root, and a run directory whose template went away
-# gets a new one; one where it cannot be made remembers why and pivots. --userns=host
+# gets a new one; one where it cannot be made remembers why and pivots. Its /dev nodes
+# are made, read-only, or bound from the host's where none may be made. --userns=host
 # keeps the pivot_root start.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/sec-lib.sh"
@@ -42,6 +43,16 @@ expect_not a ok setns /proc/self/ns/mnt
 # without a root: one of its own.)
 new_box adm --cap-add SYS_ADMIN --seccomp unconfined
 expect adm none beneath_root
+# Nor can it change the template's /dev, whose nodes every sandbox's /dev binds: its
+# read-only flag is locked, and no device node can be made.
+new_box adm2 --cap-add SYS_ADMIN --seccomp unconfined
+expect adm2 EPERM template_dev
+# The nodes, as the host's (device and mode), written to by a user of the sandbox.
+[ "$(dsec-run exec a -- stat -c '%t:%T %a' /dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty | xargs)" = \
+    "$(stat -c '%t:%T %a' /dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty | xargs)" ] ||
+    fail "the sandbox's /dev nodes are not the host's: $(dsec-run exec a -- stat -c '%n %t:%T %a' /dev/null /dev/tty)"
+dsec-run exec --user 1000 a -- sh -c 'echo x > /dev/null && ! echo x > /dev/full && head -c 1 /dev/urandom > /dev/null' ||
+    fail "a user of the sandbox cannot use its /dev nodes"
 
 # The init keeps a descriptor of its upper's mount (fd 5, for dsec-run snapshot), which
 # --cap-add SYS_PTRACE opens to root inside: ".." from it must lead nowhere (the mount is
@@ -66,6 +77,18 @@ new_box c
 [ "$(stat -f -c %T "$DSEC_RUN/rootns")" = nsfs ] || fail "the template was not made again"
 [ "$(dsec-run exec c -- cat /work/mark 2>&1 || true)" != mark ] || fail "c sees a's files"
 dsec-run exec a -- true || fail "a no longer runs commands"
+
+# Where no device node may be made (no CAP_MKNOD), the template binds the host's nodes.
+umount "$DSEC_RUN/rootns"
+capsh --drop=cap_mknod -- -c "dsec-run create --layers redteam --id nomknod > /dev/null" || fail "create without CAP_MKNOD"
+on_exit "dsec-run destroy --force nomknod > /dev/null"
+tr '\0' ' ' < "/proc/$(jq .pid "$DSEC_RUN/sandboxes/nomknod/state.json")/cmdline" | grep -q ' chroot ' ||
+    fail "without CAP_MKNOD, no template: $(cat "$DSEC_RUN/rootns.unusable" 2>/dev/null)"
+dsec-run exec nomknod -- sh -c 'echo x > /dev/null && head -c 1 /dev/zero > /dev/null' || fail "nomknod's /dev nodes"
+[ "$(dsec-run exec nomknod -- stat -c %t:%T /dev/null)" = 1:3 ] || fail "nomknod's /dev/null"
+null_source() { awk '$5 == "/dev/null" { for (i = 7; i < NF; i++) if ($i == "-") { print $(i + 2); exit } }'; }
+[ "$(dsec-run exec a -- cat /proc/self/mountinfo | null_source)" = dev ] || fail "a's /dev/null is not the template's own node"
+[ "$(dsec-run exec nomknod -- cat /proc/self/mountinfo | null_source)" != dev ] || fail "without CAP_MKNOD, the template made nodes"
 
 # A host where the template could not be made says why in RUN/rootns.unusable, and
 # creates go on with pivot_root without trying again until the file is removed.

@@ -127,7 +127,8 @@ static void bind_scratch(const char *name, const char *dst, unsigned long long a
     close(fd);
 }
 
-/* Device nodes come from the host: bind mounts of /dev/null & co. onto empty files. */
+/* Device nodes come from outside: bind mounts of /dev/null & co. (the template namespace's
+ * nodes, ns/root_template.h, or the host's) onto empty files. */
 static void make_dev(void) {
     static const char *nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
     static const char *links[][2] = {{"fd", "/proc/self/fd"},   {"stdin", "/proc/self/fd/0"},
@@ -200,26 +201,34 @@ static void mount_proc(void) {
 /* Whether host uid 0 is one of our ids (--userns=host): then root here owns what the
  * host's root owns, /proc's kernel knobs included. */
 static int host_root_mapped(void) {
-    char map[512];
-    if (read_start("proc/self/uid_map", map, sizeof map) <= 0) return 1; /* unknown: assume the worst */
+    char map[4096]; /* a map has at most 340 lines of at most 33 bytes */
+    ssize_t n = read_start("proc/self/uid_map", map, sizeof map);
+    if (n <= 0 || (size_t)n == sizeof map - 1) return 1; /* unknown or cut short: assume the worst */
     for (char *p = map; *p;) {
         char *end;
         strtoul(p, &end, 10);
         unsigned long out = strtoul(end, &end, 10), count = strtoul(end, &end, 10);
-        if (end == p || count == 0) break;
+        if (end == p || count == 0) return 1; /* a line we cannot read */
         if (out == 0) return 1;
         p = end + strspn(end, " \n");
     }
     return 0;
 }
 
-/* Whether anything in the sandbox could open `path` for reading or writing: we are its
- * root, with every capability it will ever have. Its ids are not the host's, so a file
- * only the host's root may open (kpage*, kmsg, slabinfo, timer_list on this kernel: mode
- * 0400) is already shut; a mask over it would cost a mount a sandbox, and every mount
- * makes the kernel's mount hash longer for all of them, for nothing. */
-static int openable(const char *path) {
-    return faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) == 0 || faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0;
+/* Whether anything in the sandbox could open `path` (read, write, or for a directory,
+ * search it): we are its root, with every capability it will ever have. Its ids are not
+ * the host's, so a file only the host's root may open (kpage*, kmsg, slabinfo, timer_list
+ * on this kernel: mode 0400) is already shut; a mask over it would cost a mount a
+ * sandbox, and every mount makes the kernel's mount hash longer for all of them, for
+ * nothing. Only a refusal (EACCES) or no such entry (ENOENT) says no: any other failure
+ * of the check says yes, and the mask is made. */
+static int openable(const char *path, int directory) {
+    int modes[] = {R_OK, W_OK, X_OK};
+    for (int i = 0; i < (directory ? 3 : 2); i++) {
+        if (faccessat(AT_FDCWD, path, modes[i], AT_EACCESS) == 0) return 1;
+        if (errno != EACCES && errno != ENOENT) return 1;
+    }
+    return 0;
 }
 
 /* Our proc with the files that reveal or change the host masked (files: /dev/null over
@@ -237,7 +246,8 @@ static void mask_proc(void) {
     static const char *masked_dirs[] = {"acpi", "scsi", "asound", "driver", "tty/driver"};
     static const char *read_only[] = {"sys", "irq", "bus", "fs"};
     char path[64];
-    size_t knobs = host_root_mapped() ? sizeof read_only / sizeof *read_only : 1;
+    int host_root = host_root_mapped();
+    size_t knobs = host_root ? sizeof read_only / sizeof *read_only : 1;
     for (size_t i = 0; i < knobs; i++) {
         snprintf(path, sizeof path, "proc/%s", read_only[i]);
         if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0) {
@@ -246,16 +256,17 @@ static void mask_proc(void) {
         }
         mount_or_die(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
     }
-    /* A read-only bind of the empty directory over itself, whose binds inherit its
-     * attributes: one mount call for each directory masked. */
-    bind_scratch("empty", "empty", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+    /* Each a read-only bind of the empty directory (not binds of one read-only bind of
+     * it, which would be a mount more in every sandbox). */
     for (size_t i = 0; i < sizeof masked_dirs / sizeof *masked_dirs; i++) {
         snprintf(path, sizeof path, "proc/%s", masked_dirs[i]);
-        if (openable(path) && mount("empty", path, NULL, MS_BIND, NULL) < 0) die("mount", path);
+        if (faccessat(AT_FDCWD, path, F_OK, AT_EACCESS) < 0 || !(host_root || openable(path, 1))) continue;
+        bind_scratch("empty", path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
     }
     for (size_t i = 0; i < sizeof masked_files / sizeof *masked_files; i++) {
         snprintf(path, sizeof path, "proc/%s", masked_files[i]);
-        if (openable(path) && mount("/dev/null", path, NULL, MS_BIND, NULL) < 0) die("mount", path);
+        if ((host_root || openable(path, 0)) && mount("/dev/null", path, NULL, MS_BIND, NULL) < 0 && errno != ENOENT)
+            die("mount", path);
     }
 }
 

@@ -32,6 +32,57 @@ Fd open_template(const std::string& path) {
     return fd;
 }
 
+constexpr const char* kNodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
+
+// "/dev/NODE" and "dev/NODE" (under the template's root, our cwd).
+void node_paths(const char* node, char (&host)[32], char (&ours)[32]) {
+    std::strcpy(host, "/dev/");
+    std::strcat(host, node);
+    std::strcpy(ours, "dev/");
+    std::strcat(ours, node);
+}
+
+// The six nodes, made as the host's are (same device, same mode) on a tmpfs of their own
+// at dev/, the one mount of the template that allows devices, read-only once made. Binds
+// of the host's nodes would be six mounts, which every sandbox's namespace copies.
+// Returns 0, or the errno of the failing step with nothing left mounted: EPERM or EACCES
+// where no device node may be made here (no CAP_MKNOD in the host's user namespace, a
+// security module). Raw system calls only (make_template).
+int make_nodes() {
+    if (::mount("dev", "dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=4k,nr_inodes=16") < 0) return errno;
+    for (const char* node : kNodes) {
+        char host[32], ours[32];
+        node_paths(node, host, ours);
+        struct stat st;
+        if (::stat(host, &st) < 0 || !S_ISCHR(st.st_mode) ||
+            ::mknod(ours, S_IFCHR | (st.st_mode & 0777), st.st_rdev) < 0) {
+            int err = errno ? errno : ENODEV;
+            ::umount2("dev", MNT_DETACH);
+            return err;
+        }
+    }
+    if (::mount(nullptr, "dev", nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, nullptr) < 0) {
+        int err = errno;
+        ::umount2("dev", MNT_DETACH);
+        return err;
+    }
+    return 0;
+}
+
+// The fallback: binds of the host's nodes onto empty files. Returns the failing step, or
+// nullptr.
+const char* bind_host_nodes() {
+    for (const char* node : kNodes) {
+        char host[32], ours[32];
+        node_paths(node, host, ours);
+        int fd = ::open(ours, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);
+        if (fd < 0) return "create template /dev node";
+        ::close(fd);
+        if (::mount(host, ours, nullptr, MS_BIND, nullptr) < 0) return "bind template /dev node";
+    }
+    return nullptr;
+}
+
 struct MakeArgs {
     const char* dir;  // a host directory: the template root's mount point while it is made
     int ns_fd = -1;   // out: the new namespace
@@ -60,22 +111,15 @@ int make_template(void* p) {
         failed("mount template tmpfs");
     if (::chdir(a->dir) < 0) failed("chdir template");
     if (::mkdir("dev", 0755) < 0 || ::mkdir("proc", 0555) < 0 || ::mkdir("r", 0755) < 0) failed("mkdir template");
-    // The nodes the inits bind into their /dev, made as the host's are (same device,
-    // same mode) on a tmpfs of their own: the one mount here that allows devices. Binds
-    // of the host's nodes would be six mounts, which every sandbox's namespace copies.
-    if (::mount("dev", "dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=4k,nr_inodes=16") < 0)
-        failed("mount template /dev");
-    static const char* const nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
-    for (const char* node : nodes) {
-        char src[32] = "/dev/", dst[32] = "dev/";
-        std::strcat(src, node);
-        std::strcat(dst, node);
-        struct stat st;
-        if (::stat(src, &st) < 0 || !S_ISCHR(st.st_mode)) failed("stat host /dev node");
-        if (::mknod(dst, S_IFCHR | (st.st_mode & 0777), st.st_rdev) < 0) failed("mknod template /dev node");
+    // The nodes the inits bind into their /dev: made on a tmpfs of their own, or where no
+    // device node may be made here, binds of the host's.
+    int err = make_nodes();
+    if (err == EPERM || err == EACCES) {
+        if (const char* op = bind_host_nodes()) failed(op);
+    } else if (err) {
+        errno = err;
+        failed("make template /dev nodes");
     }
-    if (::mount(nullptr, "dev", nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, nullptr) < 0)
-        failed("remount template /dev read-only");
     // Of this pid namespace, which holds only us, and nothing once we exit.
     if (::mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) < 0) failed("mount template proc");
     if (::mount(nullptr, ".", nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) < 0)

@@ -484,6 +484,27 @@ static int a_beneath_root(int argc, char **argv) {
     return 0;
 }
 
+/* The same way down to the template's root, then at its /dev (the nodes every sandbox's
+ * /dev binds from): remount it read-write, then make a node there. "ok" if either works. */
+static int a_template_dev(int argc, char **argv) {
+    int ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+    if (ns < 0 || umount2("/", MNT_DETACH) < 0 || syscall(SYS_setns, ns, CLONE_NEWNS) < 0) {
+        result(errno, "getting beneath the root");
+        return 0;
+    }
+    if (mount(NULL, "/dev", NULL, MS_REMOUNT | MS_BIND, NULL) == 0) {
+        result(0, "remounted the template's /dev read-write");
+        return 0;
+    }
+    int remount = errno;
+    if (mknod("/dev/mem", S_IFCHR | 0600, makedev(1, 1)) == 0) {
+        result(0, "made /dev/mem in the template's /dev");
+        return 0;
+    }
+    result(remount, "remount /dev read-write; mknod: %s", strerror(errno));
+    return 0;
+}
+
 /* ---- namespaces and processes ---- */
 
 /* unshare(2) with the flags in num[0]. */
@@ -1145,6 +1166,7 @@ static const struct attack attacks[] = {
     {"open_read", a_open_read, "PATH"},
     {"chroot_escape", a_chroot_escape, ""},
     {"beneath_root", a_beneath_root, ""},
+    {"template_dev", a_template_dev, ""},
     {"unshare_user", a_unshare, "", {0}, {CLONE_NEWUSER}},
     {"unshare_ns", a_unshare, "", {0}, {CLONE_NEWNS}},
     {"clone_user", a_clone, "", {0}, {CLONE_NEWUSER, 0}},
