@@ -235,8 +235,8 @@ static int openable(const char *path, int directory) {
  * them; directories: an empty read-only directory) where anything inside could open
  * them, and the writable kernel knobs read-only: /proc/sys always (some of its knobs
  * belong to the sandbox's own namespaces, and stay as they were made), the rest of them
- * (irq, bus, fs) when the host's root is ours, for otherwise none of their files is open
- * to us. Entries this kernel does not have are skipped. */
+ * (irq, bus, fs) when the host's root is ours, for otherwise none of their files may be
+ * written by any of our ids. Entries this kernel does not have are skipped. */
 static void mask_proc(void) {
     static const char *masked_files[] = {"kcore", "kallsyms", "kpagecgroup", "kpageflags", "kpagecount",
                                          "sysrq-trigger", "timer_list", "keys", "key-users",
