@@ -26,6 +26,7 @@ TEST_CASE("CreateArgs: invalid values are usage errors") {
         {"ulimit name", [](Args& a) { a.ulimits = {"stack=1M"}; }},
         {"seccomp", [](Args& a) { a.seccomp = "/nonexistent/profile.json"; }},
         {"policy", [](Args& a) { a.policy = "/nonexistent/policy.json"; }},
+        {"pids: the init alone", [](Args& a) { a.pids = "1"; }},
     };
     // (A plain element, not a structured binding: clang 14 cannot capture one in
     // CAPTURE's lambda.)

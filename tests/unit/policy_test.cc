@@ -142,6 +142,7 @@ TEST_CASE("policy: a bad document is an error naming the field") {
     CHECK(error_of(R"({"limits": {"memory": "lots"}})").starts_with("policy: limits.memory: "));
     CHECK(error_of(R"({"limits": {"pids": 0}})") == "policy: limits.pids: must be a whole number above zero");
     CHECK(error_of(R"({"limits": {"cpus": -1}})").starts_with("policy: limits.cpus: "));
+    CHECK(error_of(R"({"limits": {"pids": 1}})") == "policy: limits.pids: must be at least 2 (the init and one more)");
     CHECK(error_of(R"({"limits": {"swap": 1}})") == "policy: limits: unknown key \"swap\"");
     CHECK(error_of(R"({"scrub": ["relative"]})") == "policy: scrub[0]: not an absolute path: \"relative\"");
 }

@@ -169,6 +169,7 @@ Result<PolicyLimits> parse_limits(const json& j) {
         if (!j.contains(key)) continue;
         auto n = count_field(j, key);
         if (!n) return fail(n.error());
+        if (out == &l.pids && *n < 2) return fail(policy_error("limits.pids", "must be at least 2 (the init and one more)"));
         *out = *n;
     }
     if (j.contains("cpus")) {
