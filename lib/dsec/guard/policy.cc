@@ -169,9 +169,10 @@ Result<PolicyLimits> parse_limits(const json& j) {
         if (!j.contains(key)) continue;
         auto n = count_field(j, key);
         if (!n) return fail(n.error());
-        if (out == &l.pids && *n < 2) return fail(policy_error("limits.pids", "must be at least 2 (the init and one more)"));
         *out = *n;
     }
+    if (l.pids && l.pids < kMinPids)
+        return fail(policy_error("limits.pids", "must be at least " + std::to_string(kMinPids) + " (the init and one more)"));
     if (j.contains("cpus")) {
         const json& v = j.at("cpus");
         if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > 4096)

@@ -62,6 +62,11 @@ struct NetworkRules {
 };
 
 /// Limits a policy lowers (0: no change).
+/// Fewest tasks a sandbox can run anything with (--pids, limits.pids): its init and one
+/// more (the child making its network namespace while it starts, which a v2 host counts;
+/// later each command).
+constexpr uint64_t kMinPids = 2;
+
 struct PolicyLimits {
     uint64_t memory = 0;  // bytes
     double cpus = 0;

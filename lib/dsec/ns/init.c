@@ -165,6 +165,18 @@ static ssize_t read_start(const char *path, char *buf, size_t room) {
     return n;
 }
 
+/* The line of a uid or gid map at `p` ("IN OUT COUNT") into v[0..2]; where the next line
+ * starts, or NULL at the end of the map or at a line that does not read so. */
+static const char *map_line(const char *p, unsigned long v[3]) {
+    char *end = (char *)p;
+    for (int i = 0; i < 3; i++) {
+        const char *at = end;
+        v[i] = strtoul(at, &end, 10);
+        if (end == at) return NULL;
+    }
+    return v[2] ? end + strspn(end, " \n") : NULL;
+}
+
 /* ICMP echo sockets (SOCK_DGRAM, IPPROTO_ICMP) for every group of the sandbox (Docker
  * does the same): ping works without raw sockets, which the seccomp profile refuses.
  * Per network namespace: the range is worked out here and written by the namespace's
@@ -180,13 +192,10 @@ static int ping_range(char *range, size_t room) {
     char map[512];
     read_start("proc/self/gid_map", map, sizeof map);
     int lines = 0;
-    for (char *p = map; *p; lines++) {
-        char *end;
-        unsigned long in = strtoul(p, &end, 10), out = strtoul(end, &end, 10), count = strtoul(end, &end, 10);
-        if (end == p || count == 0) break;
-        if (out < min_out) min_out = out, low = in;
-        if (out + count > max_end) max_end = out + count, high = in + count - 1;
-        p = end + strspn(end, " \n");
+    unsigned long v[3]; /* in, out, count */
+    for (const char *p = map; (p = map_line(p, v)); lines++) {
+        if (v[1] < min_out) min_out = v[1], low = v[0];
+        if (v[1] + v[2] > max_end) max_end = v[1] + v[2], high = v[0] + v[2] - 1;
     }
     if (lines <= 1 || low > high) low = 0, high = 65535;
     return snprintf(range, room, "%lu %lu", low, high);
@@ -204,15 +213,11 @@ static int host_root_mapped(void) {
     char map[4096]; /* a map has at most 340 lines of at most 33 bytes */
     ssize_t n = read_start("proc/self/uid_map", map, sizeof map);
     if (n <= 0 || (size_t)n == sizeof map - 1) return 1; /* unknown or cut short: assume the worst */
-    for (char *p = map; *p;) {
-        char *end;
-        strtoul(p, &end, 10);
-        unsigned long out = strtoul(end, &end, 10), count = strtoul(end, &end, 10);
-        if (end == p || count == 0) return 1; /* a line we cannot read */
-        if (out == 0) return 1;
-        p = end + strspn(end, " \n");
-    }
-    return 0;
+    unsigned long v[3]; /* in, out, count */
+    const char *p = map;
+    for (const char *next; *p && (next = map_line(p, v)); p = next)
+        if (v[1] == 0) return 1;
+    return *p != '\0'; /* a line we cannot read: assume the worst */
 }
 
 /* Whether anything in the sandbox could open `path` (read, write, or for a directory,
@@ -229,6 +234,13 @@ static int openable(const char *path, int directory) {
         if (errno != EACCES && errno != ENOENT) return 1;
     }
     return 0;
+}
+
+/* Whether `path` gets a mask: when this kernel has it and anything inside could open it,
+ * or, when the host's root is ours, whenever it is there. */
+static int needs_mask(const char *path, int directory, int host_root) {
+    if (!host_root) return openable(path, directory);
+    return faccessat(AT_FDCWD, path, F_OK, AT_EACCESS) == 0;
 }
 
 /* Our proc with the files that reveal or change the host masked (files: /dev/null over
@@ -260,13 +272,12 @@ static void mask_proc(void) {
      * it, which would be a mount more in every sandbox). */
     for (size_t i = 0; i < sizeof masked_dirs / sizeof *masked_dirs; i++) {
         snprintf(path, sizeof path, "proc/%s", masked_dirs[i]);
-        if (faccessat(AT_FDCWD, path, F_OK, AT_EACCESS) < 0 || !(host_root || openable(path, 1))) continue;
-        bind_scratch("empty", path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        if (needs_mask(path, 1, host_root))
+            bind_scratch("empty", path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
     }
     for (size_t i = 0; i < sizeof masked_files / sizeof *masked_files; i++) {
         snprintf(path, sizeof path, "proc/%s", masked_files[i]);
-        if ((host_root || openable(path, 0)) && mount("/dev/null", path, NULL, MS_BIND, NULL) < 0 && errno != ENOENT)
-            die("mount", path);
+        if (needs_mask(path, 0, host_root)) mount_or_die("/dev/null", path, NULL, MS_BIND, NULL);
     }
 }
 

@@ -75,10 +75,9 @@ Result<CreateOptions> CreateArgs::to_options() const {
     } else if (!pids.empty()) {
         auto p = parse_count(pids, "--pids");
         if (!p) return fail(p.error());
-        // The init is one task; the child making its network namespace (which a v2 host
-        // counts), and later each command, another.
-        if (*p < 2)
-            return fail(make_error(Code::usage, "--pids " + pids + ": at least 2 (the init and one more)"));
+        if (*p < guard::kMinPids)
+            return fail(make_error(Code::usage, "--pids " + pids + ": at least " + std::to_string(guard::kMinPids) +
+                                                    " (the init and one more)"));
         o.limits.pids = *p;
     }
     if (auto r = size(tmp_size, o.tmp_size); !r) return fail(r.error());
