@@ -14,7 +14,7 @@ void add_create_options(CLI::App* cmd, CreateArgs& a) {
                     "no --memory)")
         ->check(CLI::IsMember({"own", "shared"}));
     cmd->add_option("--cpus", a.cpus, "CPU limit in CPUs, e.g. 0.5, 2");
-    cmd->add_option("--pids", a.pids, "most tasks the sandbox may have (default 4096; max: no limit)");
+    cmd->add_option("--pids", a.pids, "most tasks the sandbox may have (at least 2; default 4096; max: no limit)");
     cmd->add_option("--disk", a.disk, "cap on what the sandbox may write, e.g. 1G (upper on a tmpfs of that size)");
     cmd->add_option("-e,--env", a.env, "K=V in the sandbox's environment (repeatable)")->allow_extra_args(false);
     cmd->add_option("-w,--workdir", a.workdir, "working directory of commands (default: the image's, else /)");
